@@ -1,0 +1,154 @@
+// Starting and stopping a recording: from the environment when preloaded by `heapline record`,
+// or through the API in process. Also the process events the shim must survive: early calls,
+// fork and exit.
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heapline.h"
+#include "internal.h"
+
+_Atomic int hl_state = HL_UNINIT;
+unsigned hl_depth = HL_DEFAULT_DEPTH;
+extern struct hl_buffer *hl_sampler_buffer;
+void hl_sampler_housekeeping(void);
+void hl_sampler_forget(void);
+void hl_categories_emit_all(struct hl_buffer *b);
+static _Atomic int hl_control_lock;
+
+static void hl_fork_child(void) {
+  if (atomic_load(&hl_state) == HL_OFF) return;
+  // The trace belongs to the parent. The child neither writes to it nor records: a program it
+  // executes is a new process, which `heapline record` does not trace.
+  atomic_store(&hl_state, HL_OFF);
+  hl_threads_after_fork_child();
+  hl_sampler_forget();
+  hl_writer_abandon();
+}
+
+static int hl_begin(const char *path, unsigned depth, int in_process) {
+  hl_depth = depth ? (depth > HL_MAX_DEPTH ? HL_MAX_DEPTH : depth) : HL_DEFAULT_DEPTH;
+  hl_start_ns = hl_monotonic_ns();
+  int err = hl_writer_open(path, in_process);
+  if (err) return err;
+  hl_threads_init();
+  hl_stacks_init();
+  hl_stacks_reset();
+  hl_live_clear();
+  hl_threads_begin_recording();
+  if (!hl_sampler_buffer) hl_sampler_buffer = hl_map(sizeof *hl_sampler_buffer);
+  if (!hl_sampler_buffer) return ENOMEM;
+  hl_buffer_reset(hl_sampler_buffer, 0, (uint32_t)getpid());
+  hl_swift_begin();
+  hl_categories_emit_all(hl_sampler_buffer);
+  hl_modules_emit_if_changed(hl_sampler_buffer, 1);
+  hl_emit_rss(hl_sampler_buffer, 0, hl_read_rss());
+  hl_buffer_flush(hl_sampler_buffer);
+  atomic_store(&hl_state, HL_ON);
+  return 0;
+}
+
+static void hl_end(int reason) {
+  atomic_store(&hl_state, HL_STOPPING);
+  hl_sampler_stop();
+  hl_emit_rss(hl_sampler_buffer, hl_now(), hl_read_rss());
+  hl_sampler_housekeeping();  // names the last Swift types, writes the final module map
+  hl_flush_all(1);
+  hl_writer_close(reason);
+  atomic_store(&hl_state, HL_OFF);
+}
+
+// The first hook call of the process, which may come before any constructor has run.
+void hl_lazy_init(void) {
+  static _Atomic int once;
+  if (atomic_exchange(&once, 1)) return;  // another call is initializing: it goes untraced
+  hl_tls.guard++;
+  const char *path = getenv("HEAPLINE_OUTPUT");
+  const char *recorder = getenv("HEAPLINE_RECORDER_PID");
+  // Only the program that `heapline record` started is traced, not the programs it runs.
+  int mine = path && *path && (!recorder || atoi(recorder) == (int)getppid());
+  const char *depth = getenv("HEAPLINE_DEPTH");
+  if (!mine || hl_begin(path, depth ? (unsigned)atoi(depth) : 0, 0) != 0)
+    atomic_store(&hl_state, HL_OFF);
+  hl_tls.guard--;
+}
+
+__attribute__((constructor)) static void hl_constructor(void) {
+  hl_lazy_init();
+  pthread_atfork(NULL, NULL, hl_fork_child);
+  if (atomic_load(&hl_state) != HL_ON) return;
+  hl_tls.guard++;
+  hl_swift_init();  // dlsym, so not before constructors run
+  hl_sampler_start();
+  hl_tls.guard--;
+}
+
+__attribute__((destructor)) static void hl_destructor(void) {
+  if (atomic_load(&hl_state) != HL_ON) return;
+  hl_tls.guard++;
+  hl_end(HL_END_EXIT);
+  hl_tls.guard--;
+}
+
+int heapline_start(const char *path, unsigned depth) {
+  if (atomic_load(&hl_state) == HL_UNINIT) hl_lazy_init();
+  hl_spin_lock(&hl_control_lock);
+  int err = atomic_load(&hl_state) == HL_OFF ? 0 : EBUSY;
+  hl_tls.guard++;
+  if (!err) err = hl_begin(path, depth, 1);
+  if (!err) {
+    hl_swift_init();
+    hl_sampler_start();
+  }
+  hl_tls.guard--;
+  hl_spin_unlock(&hl_control_lock);
+  return err;
+}
+
+int heapline_stop(void) {
+  hl_spin_lock(&hl_control_lock);
+  int err = atomic_load(&hl_state) == HL_ON ? 0 : EINVAL;
+  if (!err) {
+    hl_tls.guard++;
+    hl_end(HL_END_API);
+    hl_tls.guard--;
+  }
+  hl_spin_unlock(&hl_control_lock);
+  return err;
+}
+
+int heapline_is_recording(void) { return atomic_load(&hl_state) == HL_ON; }
+
+void heapline_flush(void) {
+  if (atomic_load(&hl_state) != HL_ON) return;
+  hl_tls.guard++;
+  hl_flush_all(0);
+  hl_tls.guard--;
+}
+
+uint32_t heapline_scope_push(const char *name) {
+  uint32_t previous = hl_tls.scope;
+  size_t len = name ? strlen(name) : 0;
+  if (len) {
+    hl_tls.guard++;
+    hl_tls.scope = hl_category_register(NULL, HL_CAT_SCOPE, name, len);
+    hl_tls.guard--;
+  }
+  return previous;
+}
+
+void heapline_scope_pop(uint32_t token) { hl_tls.scope = token; }
+
+uint64_t heapline_scope_live_bytes(const char *name, uint64_t *blocks) {
+  uint32_t id = name ? hl_category_find(name) : 0;
+  if (!id) {
+    if (blocks) *blocks = 0;
+    return 0;
+  }
+  hl_tls.guard++;
+  uint64_t bytes = hl_live_bytes_in(id, blocks);
+  hl_tls.guard--;
+  return bytes;
+}

@@ -1,0 +1,125 @@
+// The malloc family. Each wrapper calls glibc's allocator through its __libc_ entry points, so
+// no dlsym bootstrap is needed and calls made before any constructor has run are served at once.
+// Frees are recorded before the real free (the address may be reused the moment it returns) and
+// allocations after the real call returns (there is no block before then).
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "internal.h"
+
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_valloc(size_t);
+extern void *__libc_pvalloc(size_t);
+
+void hl_lazy_init(void);
+void hl_on_alloc(void *p, size_t size);
+void hl_on_free(void *p);
+void hl_on_realloc(const struct hl_block *old, int had_old, void *p, size_t size);
+
+// The one check on every call: is this process recording, and is this thread outside the shim?
+static inline int hl_should_record(void) {
+  int s = atomic_load_explicit(&hl_state, memory_order_relaxed);
+  if (HL_UNLIKELY(s == HL_UNINIT)) {
+    hl_lazy_init();
+    s = atomic_load_explicit(&hl_state, memory_order_relaxed);
+  }
+  return HL_UNLIKELY(s == HL_ON) && !hl_tls.guard && !hl_tls.internal;
+}
+
+HL_HOOK void *malloc(size_t size) {
+  void *p = __libc_malloc(size);
+  if (hl_should_record() && p) hl_on_alloc(p, size);
+  return p;
+}
+
+HL_HOOK void free(void *p) {
+  if (!p) return;
+  if (hl_should_record()) hl_on_free(p);
+  __libc_free(p);
+}
+
+HL_HOOK void *calloc(size_t n, size_t size) {
+  void *p = __libc_calloc(n, size);
+  if (hl_should_record() && p) hl_on_alloc(p, n * size);  // no overflow: calloc checked it
+  return p;
+}
+
+HL_HOOK void *realloc(void *old, size_t size) {
+  if (!hl_should_record()) return __libc_realloc(old, size);
+  if (!old) return malloc(size);
+  if (size == 0) {  // glibc frees the block and returns NULL
+    hl_on_free(old);
+    return __libc_realloc(old, 0);
+  }
+  // Take the old block out first: once the real realloc returns, another thread may be given
+  // the same address. If the realloc fails, the old block is still there, so put it back.
+  hl_tls.guard++;
+  struct hl_block blk;
+  int had = hl_live_remove((uint64_t)(uintptr_t)old, &blk);
+  hl_tls.guard--;
+  void *p = __libc_realloc(old, size);
+  if (!p) {
+    if (had) {
+      hl_tls.guard++;
+      int ignored;
+      hl_live_insert(&blk, NULL, &ignored);
+      hl_tls.guard--;
+    }
+    return NULL;
+  }
+  hl_on_realloc(&blk, had, p, size);
+  return p;
+}
+
+HL_HOOK void *reallocarray(void *old, size_t n, size_t size) {
+  size_t bytes;
+  if (__builtin_mul_overflow(n, size, &bytes)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return realloc(old, bytes);
+}
+
+HL_HOOK void *memalign(size_t alignment, size_t size) {
+  void *p = __libc_memalign(alignment, size);
+  if (hl_should_record() && p) hl_on_alloc(p, size);
+  return p;
+}
+
+HL_HOOK void *aligned_alloc(size_t alignment, size_t size) {
+  if (alignment == 0 || (alignment & (alignment - 1))) {  // as glibc 2.36 does
+    errno = EINVAL;
+    return NULL;
+  }
+  return memalign(alignment, size);
+}
+
+HL_HOOK int posix_memalign(void **out, size_t alignment, size_t size) {
+  if (alignment < sizeof(void *) || (alignment & (alignment - 1))) return EINVAL;
+  int saved = errno;
+  void *p = __libc_memalign(alignment, size);
+  if (!p) {
+    errno = saved;  // posix_memalign reports through its result, not errno
+    return ENOMEM;
+  }
+  *out = p;
+  if (hl_should_record()) hl_on_alloc(p, size);
+  return 0;
+}
+
+HL_HOOK void *valloc(size_t size) {
+  void *p = __libc_valloc(size);
+  if (hl_should_record() && p) hl_on_alloc(p, size);
+  return p;
+}
+
+HL_HOOK void *pvalloc(size_t size) {
+  void *p = __libc_pvalloc(size);
+  if (hl_should_record() && p) hl_on_alloc(p, size);
+  return p;
+}

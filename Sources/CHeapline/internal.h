@@ -1,0 +1,152 @@
+// Declarations shared by the shim's files. Nothing here is public API: see heapline.h.
+#ifndef HEAPLINE_INTERNAL_H
+#define HEAPLINE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HL_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+// Code that runs between a hook's entry and the unwinder lives in its own section, so the
+// frames it leaves on the stack can be told apart from the caller's and dropped.
+#define HL_HOOK __attribute__((section("hl_text")))
+
+enum { HL_DEFAULT_DEPTH = 64, HL_MAX_DEPTH = 256, HL_BUFFER_BYTES = 64 * 1024 };
+
+// Recording state of the process, read by every hook.
+enum hl_state { HL_UNINIT = 0, HL_OFF = 1, HL_ON = 2, HL_STOPPING = 3 };
+extern _Atomic int hl_state;
+extern unsigned hl_depth;
+
+// Trace record tags and chunk kinds (TraceFormat.md).
+enum { HL_TAG_ALLOC = 1, HL_TAG_FREE = 2, HL_TAG_STACK = 3, HL_TAG_CATEGORY = 4,
+       HL_TAG_MODULE = 5, HL_TAG_RSS = 6 };
+enum { HL_CHUNK_EVENTS = 1, HL_CHUNK_TRAILER = 2 };
+enum { HL_END_EXIT = 0, HL_END_API = 1, HL_END_WRITE_FAILED = 2 };
+enum { HL_CAT_SWIFT_CLASS = 1, HL_CAT_CLOSURE = 2, HL_CAT_BOX = 3, HL_CAT_SCOPE = 4,
+       HL_CAT_SWIFT_OTHER = 5 };
+#define HL_REGISTERED_CATEGORY 0x40000000u
+
+// A per-thread buffer. Its owner moves it IDLE -> BUSY around each event; another thread that
+// wants to flush it (the sampler, stop, exit) moves it IDLE -> FLUSHING. So appending needs no
+// lock, only an uncontended compare-and-swap on a line the owner already holds.
+enum { HL_BUF_FREE = 0, HL_BUF_IDLE = 1, HL_BUF_BUSY = 2, HL_BUF_FLUSHING = 3 };
+
+struct hl_pending {  // the last allocation, written once its Swift header can be read
+  uint64_t addr, size, time, counter;
+  uint32_t stack, category;
+  int valid;
+};
+
+struct hl_buffer {
+  _Atomic uint32_t state;
+  uint32_t serial, tid;
+  uint32_t records, len, allocs;
+  int has_time;
+  uint64_t base_time, last_time;
+  uint64_t first_alloc, next_alloc;
+  uint64_t last_addr;
+  struct hl_pending pending;
+  uint32_t cache_depth;  // the previous stack, to resume the trie walk where it differs
+  void *cache_pcs[HL_MAX_DEPTH];
+  uint32_t cache_ids[HL_MAX_DEPTH];
+  uint8_t data[HL_BUFFER_BYTES];
+};
+
+// Per-thread state, in initial-exec TLS so that reaching it never calls malloc.
+struct hl_thread {
+  int guard;  // non-zero while this thread is inside the shim: its allocations pass through
+  int internal;  // the shim's own thread: never recorded
+  struct hl_buffer *buf;
+  uint32_t scope;  // category of the innermost named scope, 0 when none
+  uint32_t epoch;  // the recording `buf` belongs to
+};
+extern __thread struct hl_thread hl_tls __attribute__((tls_model("initial-exec")));
+
+// clock.c
+uint64_t hl_now(void);  // nanoseconds since the recording started
+uint64_t hl_monotonic_ns(void);
+extern uint64_t hl_start_ns;
+
+// threads.c
+struct hl_buffer *hl_acquire(void);  // this thread's buffer, BUSY; NULL when not recording
+void hl_release(struct hl_buffer *b);
+void hl_threads_init(void);
+void hl_threads_begin_recording(void);
+extern _Atomic uint32_t hl_epoch;
+void hl_flush_all(int final);  // flush every thread's buffer that can be taken
+void hl_threads_after_fork_child(void);
+
+// record.c: encoding into a BUSY buffer. Each call makes room first.
+void hl_ensure(struct hl_buffer *b, uint32_t bytes);
+void hl_put_u8(struct hl_buffer *b, uint8_t v);
+void hl_put_varint(struct hl_buffer *b, uint64_t v);
+void hl_put_bytes(struct hl_buffer *b, const void *p, uint32_t n);
+void hl_put_time(struct hl_buffer *b, uint64_t t);
+void hl_emit_alloc_pending(struct hl_buffer *b);
+void hl_emit_free(struct hl_buffer *b, uint64_t time, uint32_t serial, uint64_t counter);
+void hl_emit_stack(struct hl_buffer *b, uint32_t id, uint32_t parent, uintptr_t pc);
+void hl_emit_category(struct hl_buffer *b, uint32_t id, int kind, const char *name, size_t len);
+void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes);
+void hl_buffer_flush(struct hl_buffer *b);  // writes the buffer as one chunk and empties it
+void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid);
+
+// writer.c
+int hl_writer_open(const char *path, int in_process);
+void hl_writer_chunk(int kind, uint32_t serial, uint32_t tid, uint64_t base_time,
+                     uint64_t first_alloc, uint32_t records, const uint8_t *raw, uint32_t len);
+void hl_writer_close(int reason);
+int hl_writer_failed(void);
+void hl_writer_abandon(void);  // in a fork child: close without writing
+extern _Atomic uint64_t hl_total_allocs, hl_total_frees;
+
+// stacks.c
+uint32_t hl_capture_stack(struct hl_buffer *b);  // unwinds the caller, returns its stack id
+void hl_stacks_init(void);
+void hl_stacks_reset(void);
+
+// live.c: address -> block, exact and in memory the shim maps itself.
+struct hl_block {
+  uint64_t addr, size, counter;
+  uint32_t serial, stack, category, pad;
+};
+void hl_live_init(void);
+void hl_live_insert(const struct hl_block *blk, struct hl_block *evicted, int *had_evicted);
+int hl_live_remove(uint64_t addr, struct hl_block *out);
+// Reads the first two words of a block that is still the allocation (serial, counter), holding
+// the block's shard so that no other thread can free it meanwhile. Returns 0 when it is gone.
+int hl_live_peek(uint64_t addr, uint32_t serial, uint64_t counter, uint64_t words[2]);
+int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category);
+uint64_t hl_live_bytes_in(uint32_t category, uint64_t *blocks);
+void hl_live_clear(void);
+
+// categories.c: size classes, named scopes and the Swift type cache.
+uint32_t hl_size_class(uint64_t size);
+uint32_t hl_category_register(struct hl_buffer *b, int kind, const char *name, size_t len);
+uint32_t hl_category_find(const char *name);
+void hl_categories_reset(void);
+
+// swifttypes.c
+void hl_swift_init(void);
+uint32_t hl_swift_classify_in(struct hl_buffer *b, uint64_t size, const uint64_t words[2]);
+void hl_swift_begin(void);
+void hl_swift_name_pending(struct hl_buffer *b);  // names new Swift types; never in a hook
+extern int hl_swift_present;
+
+// modules.c
+void hl_modules_emit_if_changed(struct hl_buffer *b, int force);
+
+// sampler.c: the shim's own thread (RSS samples, periodic flush, Swift type names).
+void hl_sampler_start(void);
+void hl_sampler_stop(void);
+uint64_t hl_read_rss(void);
+
+// osmem.c: memory for the shim's tables, straight from the kernel.
+void *hl_map(size_t bytes);
+void hl_unmap(void *p, size_t bytes);
+void hl_spin_lock(_Atomic int *lock);
+void hl_spin_unlock(_Atomic int *lock);
+void hl_log(const char *msg, const char *detail);  // one line on stderr, no malloc
+
+#endif

@@ -1,0 +1,93 @@
+// The module map: every loaded ELF object with its load bias, segments and build id, so that
+// the reader can symbolize offline. Written again whenever objects are loaded or unloaded.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static unsigned long long hl_seen_generation = ~0ull;
+
+struct hl_walk {
+  struct hl_buffer *b;
+  unsigned long long generation;
+  int first;
+};
+
+static size_t build_id(const struct dl_phdr_info *info, const uint8_t **out) {
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE) continue;
+    const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const ElfW(Nhdr) *note = (const ElfW(Nhdr) *)p;
+      const uint8_t *name = p + sizeof *note;
+      const uint8_t *desc = name + ((note->n_namesz + 3) & ~3u);
+      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
+        *out = desc;
+        return note->n_descsz;
+      }
+      p = desc + ((note->n_descsz + 3) & ~3u);
+    }
+  }
+  return 0;
+}
+
+static int emit_module(struct dl_phdr_info *info, size_t size, void *arg) {
+  struct hl_walk *w = arg;
+  if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+    w->generation = info->dlpi_adds + info->dlpi_subs;
+  char exe[4096];
+  const char *path = info->dlpi_name;
+  if (w->first && (!path || !*path)) {  // the main program has no name here
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    path = exe;
+  }
+  w->first = 0;
+  if (!path) path = "";
+  size_t path_len = strnlen(path, 4096);
+  const uint8_t *id = NULL;
+  size_t id_len = build_id(info, &id);
+  if (id_len > 64) id_len = 64;
+  struct hl_buffer *b = w->b;
+  hl_ensure(b, (uint32_t)(1 + 10 + 10 + info->dlpi_phnum * 20 + 10 + path_len + 10 + id_len));
+  hl_put_u8(b, HL_TAG_MODULE);
+  hl_put_varint(b, info->dlpi_addr);
+  uint32_t loads = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) loads += info->dlpi_phdr[i].p_type == PT_LOAD;
+  hl_put_varint(b, loads);
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD) continue;
+    hl_put_varint(b, ph->p_vaddr);
+    hl_put_varint(b, ph->p_memsz);
+  }
+  hl_put_varint(b, path_len);
+  hl_put_bytes(b, path, (uint32_t)path_len);
+  hl_put_varint(b, id_len);
+  if (id_len) hl_put_bytes(b, id, (uint32_t)id_len);
+  b->records++;
+  return 0;
+}
+
+static int peek_generation(struct dl_phdr_info *info, size_t size, void *arg) {
+  unsigned long long *generation = arg;
+  if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+    *generation = info->dlpi_adds + info->dlpi_subs;
+  return 1;  // the counters are the same in every entry: one is enough
+}
+
+// Cheap when nothing changed: glibc counts loads and unloads for us.
+void hl_modules_emit_if_changed(struct hl_buffer *b, int force) {
+  unsigned long long generation = 0;
+  dl_iterate_phdr(peek_generation, &generation);
+  if (!force && generation == hl_seen_generation) return;
+  struct hl_walk w = {.b = b, .first = 1};
+  dl_iterate_phdr(emit_module, &w);
+  hl_seen_generation = generation;
+}

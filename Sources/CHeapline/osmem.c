@@ -1,0 +1,63 @@
+// Memory, locks, time and logging for the shim itself. None of it may call malloc.
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+void *hl_map(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+void hl_unmap(void *p, size_t bytes) {
+  if (p) munmap(p, bytes);
+}
+
+void hl_spin_lock(_Atomic int *lock) {
+  for (unsigned spins = 0;; spins++) {
+    int expected = 0;
+    if (atomic_compare_exchange_weak_explicit(lock, &expected, 1, memory_order_acquire,
+                                              memory_order_relaxed))
+      return;
+    if (spins > 64) sched_yield();  // the holder may be descheduled on a 2-core machine
+#if defined(__x86_64__) || defined(__i386__)
+    else __builtin_ia32_pause();
+#endif
+  }
+}
+
+void hl_spin_unlock(_Atomic int *lock) { atomic_store_explicit(lock, 0, memory_order_release); }
+
+uint64_t hl_start_ns;
+
+uint64_t hl_monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t hl_now(void) {
+  uint64_t now = hl_monotonic_ns();
+  return now > hl_start_ns ? now - hl_start_ns : 0;
+}
+
+void hl_log(const char *msg, const char *detail) {
+  int saved = errno;
+  char line[512];
+  size_t n = 0;
+  const char *parts[] = {"heapline: ", msg, detail ? detail : "", "\n"};
+  for (int i = 0; i < 4; i++) {
+    size_t len = strlen(parts[i]);
+    if (n + len >= sizeof line) len = sizeof line - n - 1;
+    memcpy(line + n, parts[i], len);
+    n += len;
+  }
+  ssize_t ignored = write(2, line, n);
+  (void)ignored;
+  errno = saved;
+}

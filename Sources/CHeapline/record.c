@@ -1,0 +1,114 @@
+// Encoding records into a thread's buffer (TraceFormat.md), and turning a full buffer into a
+// chunk. The caller owns the buffer (BUSY or FLUSHING).
+#include <string.h>
+
+#include "internal.h"
+
+void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
+  b->serial = serial;
+  b->tid = tid;
+  b->records = b->len = b->allocs = 0;
+  b->has_time = 0;
+  b->base_time = b->last_time = 0;
+  b->first_alloc = b->next_alloc = 0;
+  b->last_addr = 0;
+  b->pending.valid = 0;
+  b->cache_depth = 0;
+}
+
+void hl_buffer_flush(struct hl_buffer *b) {
+  if (b->len == 0) return;
+  hl_writer_chunk(HL_CHUNK_EVENTS, b->serial, b->tid, b->has_time ? b->base_time : b->last_time,
+                  b->first_alloc, b->records, b->data, b->len);
+  b->len = b->records = 0;
+  b->has_time = 0;
+  b->last_addr = 0;
+  b->allocs = 0;
+  b->first_alloc = 0;
+}
+
+HL_HOOK void hl_ensure(struct hl_buffer *b, uint32_t bytes) {
+  if (HL_UNLIKELY(b->len + bytes > HL_BUFFER_BYTES)) hl_buffer_flush(b);
+}
+
+HL_HOOK void hl_put_u8(struct hl_buffer *b, uint8_t v) { b->data[b->len++] = v; }
+
+HL_HOOK void hl_put_varint(struct hl_buffer *b, uint64_t v) {
+  uint8_t *out = b->data + b->len;
+  while (v >= 0x80) {
+    *out++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *out++ = (uint8_t)v;
+  b->len = (uint32_t)(out - b->data);
+}
+
+void hl_put_bytes(struct hl_buffer *b, const void *p, uint32_t n) {
+  memcpy(b->data + b->len, p, n);
+  b->len += n;
+}
+
+// The delta from the previous timed record; the first timed record of a chunk sets its base.
+HL_HOOK void hl_put_time(struct hl_buffer *b, uint64_t t) {
+  if (!b->has_time) {
+    b->has_time = 1;
+    b->base_time = b->last_time = t;
+  }
+  if (t < b->last_time) t = b->last_time;  // never backwards within a thread
+  hl_put_varint(b, t - b->last_time);
+  b->last_time = t;
+}
+
+HL_HOOK void hl_emit_alloc_pending(struct hl_buffer *b) {
+  const struct hl_pending *p = &b->pending;
+  hl_ensure(b, 1 + 5 * 10);
+  if (b->allocs++ == 0) b->first_alloc = p->counter;
+  hl_put_u8(b, HL_TAG_ALLOC);
+  hl_put_time(b, p->time);
+  hl_put_varint(b, p->size);
+  hl_put_varint(b, p->stack);
+  hl_put_varint(b, p->category ? p->category : hl_size_class(p->size));
+  int64_t delta = (int64_t)(p->addr - b->last_addr);
+  hl_put_varint(b, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
+  b->last_addr = p->addr;
+  b->records++;
+  atomic_fetch_add_explicit(&hl_total_allocs, 1, memory_order_relaxed);
+}
+
+HL_HOOK void hl_emit_free(struct hl_buffer *b, uint64_t time, uint32_t serial, uint64_t counter) {
+  hl_ensure(b, 1 + 3 * 10);
+  hl_put_u8(b, HL_TAG_FREE);
+  hl_put_time(b, time);
+  hl_put_varint(b, serial);
+  hl_put_varint(b, counter);
+  b->records++;
+  atomic_fetch_add_explicit(&hl_total_frees, 1, memory_order_relaxed);
+}
+
+HL_HOOK void hl_emit_stack(struct hl_buffer *b, uint32_t id, uint32_t parent, uintptr_t pc) {
+  hl_ensure(b, 1 + 3 * 10);
+  hl_put_u8(b, HL_TAG_STACK);
+  hl_put_varint(b, id);
+  hl_put_varint(b, parent);
+  hl_put_varint(b, pc);
+  b->records++;
+}
+
+void hl_emit_category(struct hl_buffer *b, uint32_t id, int kind, const char *name, size_t len) {
+  if (len > 1024) len = 1024;
+  hl_ensure(b, (uint32_t)(1 + 10 + 1 + 10 + len));
+  hl_put_u8(b, HL_TAG_CATEGORY);
+  hl_put_varint(b, id);
+  hl_put_u8(b, (uint8_t)kind);
+  hl_put_varint(b, len);
+  hl_put_bytes(b, name, (uint32_t)len);
+  b->records++;
+}
+
+void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes) {
+  hl_ensure(b, 1 + 2 * 10);
+  hl_put_u8(b, HL_TAG_RSS);
+  hl_put_time(b, time);
+  hl_put_varint(b, bytes);
+  b->records++;
+}

@@ -1,0 +1,107 @@
+// Backtraces and the stack table. Every distinct stack is stored once, as a trie of
+// (parent, pc) nodes: a stack id is the node of its innermost frame. A thread remembers its
+// previous stack, so a call from the same place costs one comparison per frame and no lookups.
+#include <libunwind.h>
+#include <string.h>
+
+#include "internal.h"
+
+extern char __start_hl_text[], __stop_hl_text[];
+
+struct hl_node {
+  uintptr_t pc;
+  uint32_t parent, id;
+};
+
+static struct hl_node *hl_nodes;  // open addressing on (parent, pc); id 0 marks an empty slot
+static size_t hl_capacity, hl_count;
+static _Atomic int hl_stack_lock;
+static uint32_t hl_next_id = 1;
+
+static size_t slot_of(uint32_t parent, uintptr_t pc, size_t mask) {
+  uint64_t h = ((uint64_t)pc ^ ((uint64_t)parent << 40) ^ parent) * 0x9E3779B97F4A7C15ull;
+  return (size_t)(h >> 20) & mask;
+}
+
+static int hl_grow(void) {
+  size_t capacity = hl_capacity ? hl_capacity * 2 : 1 << 14;
+  struct hl_node *nodes = hl_map(capacity * sizeof *nodes);
+  if (!nodes) return 0;
+  for (size_t i = 0; i < hl_capacity; i++) {
+    struct hl_node n = hl_nodes[i];
+    if (!n.id) continue;
+    size_t s = slot_of(n.parent, n.pc, capacity - 1);
+    while (nodes[s].id) s = (s + 1) & (capacity - 1);
+    nodes[s] = n;
+  }
+  hl_unmap(hl_nodes, hl_capacity * sizeof *hl_nodes);
+  hl_nodes = nodes;
+  hl_capacity = capacity;
+  return 1;
+}
+
+void hl_stacks_init(void) {
+  // libunwind's per-thread cache makes repeated unwinds through the same code cheap.
+  unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+}
+
+// The node for `pc` under `parent`, made (and written to the trace) when it is new.
+HL_HOOK static uint32_t hl_intern(struct hl_buffer *b, uint32_t parent, uintptr_t pc) {
+  hl_spin_lock(&hl_stack_lock);
+  if ((hl_count + 1) * 2 > hl_capacity && !hl_grow()) {
+    hl_spin_unlock(&hl_stack_lock);
+    return parent;  // out of memory for the table: the stack is cut here
+  }
+  size_t mask = hl_capacity - 1, s = slot_of(parent, pc, mask);
+  while (hl_nodes[s].id && (hl_nodes[s].pc != pc || hl_nodes[s].parent != parent))
+    s = (s + 1) & mask;
+  uint32_t id = hl_nodes[s].id;
+  int fresh = id == 0;
+  if (fresh) {
+    id = hl_next_id++;
+    hl_nodes[s] = (struct hl_node){.pc = pc, .parent = parent, .id = id};
+    hl_count++;
+  }
+  hl_spin_unlock(&hl_stack_lock);
+  // Written by the thread that made the node, so it may land after a use of the id from
+  // another thread; readers resolve stacks once the whole trace is read.
+  if (fresh) hl_emit_stack(b, id, parent, pc);
+  return id;
+}
+
+HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b) {
+  void *pcs[HL_MAX_DEPTH + 8];
+  int n = unw_backtrace(pcs, (int)hl_depth + 8);
+  int skip = 0;
+  while (skip < n && (char *)pcs[skip] >= __start_hl_text && (char *)pcs[skip] < __stop_hl_text)
+    skip++;
+  int depth = n - skip;
+  if (depth > (int)hl_depth) depth = (int)hl_depth;
+  void **frames = pcs + skip;
+  // Match the previous stack from the outermost frame in: the part they share has its ids.
+  uint32_t old = b->cache_depth;
+  int shared = 0;
+  while (shared < depth && shared < (int)old &&
+         frames[depth - 1 - shared] == b->cache_pcs[old - 1 - shared])
+    shared++;
+  if (shared == depth && depth == (int)old) return depth ? b->cache_ids[0] : 0;
+  uint32_t ids[HL_MAX_DEPTH];
+  for (int i = 0; i < shared; i++) ids[depth - 1 - i] = b->cache_ids[old - 1 - i];
+  uint32_t parent = shared ? ids[depth - shared] : 0;
+  for (int i = depth - shared - 1; i >= 0; i--) {
+    parent = hl_intern(b, parent, (uintptr_t)frames[i]);
+    ids[i] = parent;
+  }
+  memcpy(b->cache_pcs, frames, (size_t)depth * sizeof *frames);
+  memcpy(b->cache_ids, ids, (size_t)depth * sizeof *ids);
+  b->cache_depth = (uint32_t)depth;
+  return depth ? ids[0] : 0;
+}
+
+void hl_stacks_reset(void) {
+  hl_spin_lock(&hl_stack_lock);
+  if (hl_nodes) memset(hl_nodes, 0, hl_capacity * sizeof *hl_nodes);
+  hl_count = 0;
+  hl_next_id = 1;
+  hl_spin_unlock(&hl_stack_lock);
+}

@@ -1,0 +1,131 @@
+// Swift objects get their class's name as category. A Swift object starts at its malloc block
+// and its first word is its metadata, written by swift_allocObject after malloc returns, so the
+// hook reads it at the thread's next call (events.c). Nothing here calls the Swift runtime from
+// a hook: the runtime may hold its own locks while it mallocs. Names are asked for later, from
+// the shim's own thread, through swift_getTypeName.
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+// Swift's MetadataKind values for heap objects (swift/ABI/MetadataKind.def).
+enum { MK_CLASS = 0, MK_HEAP_LOCAL = 0x400, MK_GENERIC_BOX = 0x500, MK_ERROR = 0x501,
+       MK_TASK = 0x502, MK_JOB = 0x503, CD_KIND_CLASS = 16 };
+
+struct hl_type_name { const char *data; size_t length; };
+#if __has_attribute(swiftcall)
+typedef struct hl_type_name (*hl_get_type_name)(const void *, bool) __attribute__((swiftcall));
+#else
+typedef struct hl_type_name (*hl_get_type_name)(const void *, bool);  // same registers on x86-64
+#endif
+
+int hl_swift_present;
+static hl_get_type_name hl_type_name_fn;
+
+enum { HL_TYPES = 1 << 15, HL_NOT_SWIFT = 0xFFFFFFFFu };
+struct hl_type {
+  _Atomic uintptr_t metadata;
+  _Atomic uint32_t category;  // 0 while being filled in, HL_NOT_SWIFT for a rejected word
+};
+static struct hl_type *hl_types;
+static _Atomic int hl_types_lock;
+static uintptr_t hl_classes[HL_TYPES];  // metadata of classes, in the order first seen
+static uint32_t hl_class_ids[HL_TYPES];
+static _Atomic uint32_t hl_class_count;
+static uint32_t hl_classes_named;
+
+void hl_swift_init(void) {
+  if (!hl_types) hl_types = hl_map(HL_TYPES * sizeof *hl_types);
+  hl_type_name_fn = (hl_get_type_name)dlsym(RTLD_DEFAULT, "swift_getTypeName");
+  hl_swift_present = hl_types && hl_type_name_fn;
+}
+
+// Reads memory that may not be mapped: the kernel checks, so a stray word cannot crash us.
+static int safe_read(uintptr_t addr, void *out, size_t n) {
+  struct iovec local = {out, n}, remote = {(void *)addr, n};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+}
+
+static int plausible_class(uintptr_t md, uint64_t size) {
+  uint64_t m[6];
+  if (!safe_read(md, m, sizeof m)) return 0;
+  uint32_t instance_size = (uint32_t)m[3];
+  uint16_t align_mask = (uint16_t)(m[3] >> 32);
+  uintptr_t descriptor = (uintptr_t)m[5];
+  if (instance_size < 16 || instance_size > size || (align_mask & (align_mask + 1)) ||
+      !descriptor)
+    return 0;
+  uint32_t flags;
+  return safe_read(descriptor, &flags, sizeof flags) && (flags & 0x1F) == CD_KIND_CLASS;
+}
+
+HL_HOOK static uint32_t examine(struct hl_buffer *b, uintptr_t md, uint64_t size) {
+  uint64_t kind;
+  if (!safe_read(md, &kind, sizeof kind)) return 0;
+  switch (kind) {
+  case MK_CLASS:
+    return plausible_class(md, size) ? hl_category_register(b, HL_CAT_SWIFT_CLASS, "", 0) : 0;
+  case MK_HEAP_LOCAL:
+    return hl_category_register(b, HL_CAT_CLOSURE, "Swift closure context", 21);
+  case MK_GENERIC_BOX: return hl_category_register(b, HL_CAT_BOX, "Swift box", 9);
+  case MK_ERROR: return hl_category_register(b, HL_CAT_SWIFT_OTHER, "Swift error", 11);
+  case MK_TASK: return hl_category_register(b, HL_CAT_SWIFT_OTHER, "Swift task", 10);
+  case MK_JOB: return hl_category_register(b, HL_CAT_SWIFT_OTHER, "Swift job", 9);
+  default: return 0;
+  }
+}
+
+HL_HOOK uint32_t hl_swift_classify_in(struct hl_buffer *b, uint64_t size, const uint64_t w[2]) {
+  uintptr_t md = (uintptr_t)w[0];
+  // A fresh object's refcount word: unowned count 1 and the pure-Swift-dealloc bit (3), or a
+  // side table (top bit). Other first words are not objects and are not looked up at all.
+  if (md < 4096 || (md & 7) || md >= (1ull << 47)) return 0;
+  if ((w[1] & 0xFFFFFFFFu) != 3 && !(w[1] >> 63)) return 0;
+  size_t mask = HL_TYPES - 1, slot = (size_t)((md >> 3) * 0x9E3779B97F4A7C15ull >> 40) & mask;
+  for (size_t probe = 0; probe < 64; probe++, slot = (slot + 1) & mask) {
+    uintptr_t seen = atomic_load_explicit(&hl_types[slot].metadata, memory_order_acquire);
+    if (seen == md) {
+      uint32_t cat = atomic_load_explicit(&hl_types[slot].category, memory_order_acquire);
+      return cat == HL_NOT_SWIFT ? 0 : cat;  // 0 while another thread fills it in
+    }
+    if (seen) continue;
+    hl_spin_lock(&hl_types_lock);
+    int mine = atomic_load(&hl_types[slot].metadata) == 0;
+    if (mine) atomic_store(&hl_types[slot].metadata, md);
+    hl_spin_unlock(&hl_types_lock);
+    if (!mine) { slot = (slot - 1) & mask; continue; }  // taken meanwhile: look at it again
+    uint32_t cat = examine(b, md, size);
+    if (cat && (cat - HL_REGISTERED_CATEGORY) < HL_TYPES) {
+      uint32_t n = atomic_load(&hl_class_count);
+      if (n < HL_TYPES) {
+        hl_spin_lock(&hl_types_lock);
+        n = atomic_load(&hl_class_count);
+        hl_classes[n] = md;
+        hl_class_ids[n] = cat;
+        atomic_store(&hl_class_count, n + 1);
+        hl_spin_unlock(&hl_types_lock);
+      }
+    }
+    atomic_store_explicit(&hl_types[slot].category, cat ? cat : HL_NOT_SWIFT,
+                          memory_order_release);
+    return cat;
+  }
+  return 0;
+}
+
+// Names the classes first seen since the last call. Runs outside any hook.
+void hl_swift_name_pending(struct hl_buffer *b) {
+  uint32_t n = atomic_load(&hl_class_count);
+  for (; hl_classes_named < n; hl_classes_named++) {
+    uint32_t i = hl_classes_named;
+    uint64_t kind;
+    if (!safe_read(hl_classes[i], &kind, sizeof kind) || kind != MK_CLASS) continue;
+    struct hl_type_name name = hl_type_name_fn((const void *)hl_classes[i], true);
+    if (name.data && name.length) hl_emit_category(b, hl_class_ids[i], HL_CAT_SWIFT_CLASS,
+                                                   name.data, name.length);
+  }
+}
+
+void hl_swift_begin(void) { hl_classes_named = 0; }  // a new trace needs every name again

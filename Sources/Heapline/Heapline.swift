@@ -1,0 +1,96 @@
+import CHeapline
+import HeaplineAnalysis
+import HeaplineTrace
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Heapline's in-process API: record this process's allocations from a Swift test or a program.
+///
+/// ```swift
+/// let recording = try Heapline.record {
+///   let images = (0..<100).map { _ in Thumbnail() }
+///   keep(images)
+/// }
+/// let thumbnails = recording.statistics.category(named: "MyApp.Thumbnail")
+/// #expect(thumbnails?.persistentCount == 100)
+/// ```
+public enum Heapline {
+  /// Records every allocation that any thread of this process makes while `body` runs, and
+  /// returns the statistics of that extent: the same figures `heapline report` prints.
+  ///
+  /// Only one recording runs at a time in a process; a second one throws
+  /// ``HeaplineError/alreadyRecording``.
+  /// - Parameters:
+  ///   - path: where the trace goes; by default a temporary file, removed once read.
+  ///   - depth: the maximum number of frames in a stack.
+  public static func record(
+    to path: String? = nil, depth: Int = 64, _ body: () throws -> Void
+  ) throws -> Recording {
+    let tracePath = path ?? temporaryTracePath()
+    try start(path: tracePath, depth: depth)
+    do {
+      try body()
+    } catch {
+      _ = heapline_stop()
+      throw error
+    }
+    let stopped = heapline_stop()
+    guard stopped == 0 else { throw HeaplineError.io("stopping the recording", stopped) }
+    defer { if path == nil { unlink(tracePath) } }
+    return try Recording(path: tracePath)
+  }
+
+  /// Runs `body` with `name` as the category of everything this thread allocates inside it,
+  /// as Instruments shows a named region. Scopes nest; the innermost wins.
+  public static func category<T>(_ name: String, _ body: () throws -> T) rethrows -> T {
+    let token = name.withCString { heapline_scope_push($0) }
+    defer { heapline_scope_pop(token) }
+    return try body()
+  }
+
+  /// The bytes and blocks live now in the category of a named scope, straight from the shim's
+  /// live table; zero when nothing is recording.
+  public static func liveBytes(inCategory name: String) -> (bytes: UInt64, blocks: UInt64) {
+    var blocks: UInt64 = 0
+    let bytes = name.withCString { heapline_scope_live_bytes($0, &blocks) }
+    return (bytes, blocks)
+  }
+
+  private static func start(path: String, depth: Int) throws {
+    guard (1...256).contains(depth) else { throw HeaplineError.invalidDepth(depth) }
+    let err = path.withCString { heapline_start($0, UInt32(depth)) }
+    switch err {
+    case 0: return
+    case EBUSY: throw HeaplineError.alreadyRecording
+    default: throw HeaplineError.io("writing the trace to '\(path)'", err)
+    }
+  }
+
+  private static func temporaryTracePath() -> String {
+    let directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    var template = Array("\(directory)/heapline-XXXXXX.trace".utf8CString)
+    let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 6) }
+    if fd >= 0 { close(fd) }
+    return String(cString: template)
+  }
+}
+
+/// What can go wrong when recording in process.
+public enum HeaplineError: Error, CustomStringConvertible {
+  /// Another recording is running in this process.
+  case alreadyRecording
+  /// The depth is not from 1 to 256.
+  case invalidDepth(Int)
+  /// The trace could not be written: what was being done, and the errno value.
+  case io(String, Int32)
+
+  public var description: String {
+    switch self {
+    case .alreadyRecording: return "a recording is already running in this process"
+    case .invalidDepth(let depth): return "the stack depth must be from 1 to 256, not \(depth)"
+    case .io(let what, let err): return "\(what): \(String(cString: strerror(err)))"
+    }
+  }
+}

@@ -1,0 +1,135 @@
+/// Builds the records of one events chunk, with the deltas the format uses, for
+/// ``TraceWriter``.
+///
+/// Times are absolute (nanoseconds since the start time); the builder turns them into `dt`
+/// values and sets the chunk's base time from its first timed record.
+///
+/// ```swift
+/// var chunk = writer.makeChunk(threadSerial: 1)
+/// let block = chunk.alloc(at: 1_000, size: 48, address: 0x1000)
+/// chunk.free(at: 2_000, block)
+/// try writer.append(chunk)
+/// ```
+public struct ChunkBuilder: Sendable {
+  /// Serial of the thread that writes the chunk.
+  public var threadSerial: UInt32
+  /// Kernel thread id written in the header.
+  public var threadID: UInt32
+  /// Alloc counter of the chunk's first ALLOC.
+  public var firstAllocCounter: UInt64
+  /// Base time, set by the first timed record unless given.
+  public var baseTime: UInt64?
+  /// Records appended so far.
+  public private(set) var recordCount: UInt32 = 0
+  /// ALLOC records appended so far.
+  public private(set) var allocCount: UInt64 = 0
+  /// FREE records appended so far.
+  public private(set) var freeCount: UInt64 = 0
+
+  private var payload = ByteWriter()
+  private var lastTime: UInt64?
+  private var previousAddress: UInt64 = 0
+
+  /// Creates an empty chunk for thread `threadSerial`.
+  public init(
+    threadSerial: UInt32, threadID: UInt32? = nil, firstAllocCounter: UInt64 = 0,
+    baseTime: UInt64? = nil
+  ) {
+    self.threadSerial = threadSerial
+    self.threadID = threadID ?? (1000 + threadSerial)
+    self.firstAllocCounter = firstAllocCounter
+    self.baseTime = baseTime
+  }
+
+  /// The raw payload bytes.
+  public var payloadBytes: [UInt8] { payload.bytes }
+
+  /// The alloc id that the next ALLOC will get.
+  public var nextAllocID: AllocID {
+    AllocID(threadSerial: threadSerial, counter: firstAllocCounter + allocCount)
+  }
+
+  /// Appends an ALLOC; the category defaults to the size class of `size`.
+  @discardableResult
+  public mutating func alloc(
+    at time: UInt64, size: UInt64, address: Address, stack: StackID = .empty,
+    category: CategoryID? = nil
+  ) -> AllocID {
+    let id = nextAllocID
+    payload.appendUInt8(RecordTag.alloc.rawValue)
+    payload.appendVarint(delta(to: time))
+    payload.appendVarint(size)
+    payload.appendVarint(stack.rawValue)
+    payload.appendVarint((category ?? CategoryID(sizeClassFor: size)).rawValue)
+    payload.appendSignedVarint(Int64(bitPattern: address.rawValue &- previousAddress))
+    previousAddress = address.rawValue
+    allocCount += 1
+    recordCount += 1
+    return id
+  }
+
+  /// Appends a FREE of the allocation `id`, which any thread may have made.
+  public mutating func free(at time: UInt64, _ id: AllocID) {
+    payload.appendUInt8(RecordTag.free.rawValue)
+    payload.appendVarint(delta(to: time))
+    payload.appendVarint(UInt64(id.threadSerial))
+    payload.appendVarint(id.counter)
+    freeCount += 1
+    recordCount += 1
+  }
+
+  /// Appends an RSS sample.
+  public mutating func rss(at time: UInt64, residentBytes: UInt64) {
+    payload.appendUInt8(RecordTag.rss.rawValue)
+    payload.appendVarint(delta(to: time))
+    payload.appendVarint(residentBytes)
+    recordCount += 1
+  }
+
+  /// Appends a STACK node: `id` is `parent` with `pc` as its new innermost frame.
+  public mutating func stack(_ id: StackID, parent: StackID, pc: UInt64) {
+    payload.appendUInt8(RecordTag.stack.rawValue)
+    payload.appendVarint(id.rawValue)
+    payload.appendVarint(parent.rawValue)
+    payload.appendVarint(pc)
+    recordCount += 1
+  }
+
+  /// Appends a CATEGORY record naming `id`.
+  public mutating func category(_ id: CategoryID, kind: CategoryKind, name: String) {
+    payload.appendUInt8(RecordTag.category.rawValue)
+    payload.appendVarint(id.rawValue)
+    payload.appendUInt8(kind.rawValue)
+    payload.appendLengthPrefixed(Array(name.utf8))
+    recordCount += 1
+  }
+
+  /// Appends a MODULE record.
+  public mutating func module(_ module: TraceModule) {
+    payload.appendUInt8(RecordTag.module.rawValue)
+    payload.appendVarint(module.loadBias)
+    payload.appendVarint(UInt64(module.segments.count))
+    for segment in module.segments {
+      payload.appendVarint(segment.start)
+      payload.appendVarint(segment.size)
+    }
+    payload.appendLengthPrefixed(Array(module.path.utf8))
+    payload.appendLengthPrefixed(module.buildID)
+    recordCount += 1
+  }
+
+  /// Appends bytes as they are, counted as `records` records: for building damaged chunks.
+  public mutating func appendRaw(_ bytes: [UInt8], records: UInt32 = 1) {
+    payload.append(bytes)
+    recordCount += records
+  }
+
+  /// The `dt` of a timed record at `time`; the first one fixes the base time.
+  private mutating func delta(to time: UInt64) -> UInt64 {
+    let previous = lastTime ?? baseTime ?? time
+    if baseTime == nil { baseTime = time }
+    precondition(time >= previous, "records of one chunk must be in time order")
+    lastTime = time
+    return time - previous
+  }
+}

@@ -1,0 +1,133 @@
+/// Decodes the records of one events chunk, front to back, into absolute events.
+///
+/// It keeps the running state the format's deltas need (time, previous address, alloc
+/// counter), and hands STACK, CATEGORY and MODULE records to the metadata tables as it meets
+/// them.
+struct ChunkCursor {
+  let chunk: ChunkHeader
+  private let path: String
+  private var cursor: ByteCursor
+  private var time: UInt64
+  private var previousAddress: UInt64 = 0
+  private var allocCount: UInt64 = 0
+  private var recordCount: UInt64 = 0
+
+  init(chunk: ChunkHeader, payload: [UInt8], path: String) {
+    self.chunk = chunk
+    self.path = path
+    self.cursor = ByteCursor(payload)
+    self.time = chunk.baseTime
+  }
+
+  /// Decodes records up to and including the next timed one, and returns it as an event;
+  /// `nil` once the payload is used up and its record count checked.
+  mutating func nextEvent(metadata: inout TraceMetadata) throws(TraceError) -> TraceEvent? {
+    while !cursor.isAtEnd {
+      let start = cursor.position
+      recordCount &+= 1
+      do {
+        if let event = try decodeRecord(metadata: &metadata) { return event }
+      } catch ByteCursor.Failure.overlongVarint {
+        throw TraceError(
+          path: path, reason: .malformedRecord(location(of: start), "varint over 64 bits"))
+      } catch let failure as MalformedRecord {
+        throw TraceError(
+          path: path, reason: .malformedRecord(location(of: start), failure.detail))
+      } catch {
+        throw TraceError(path: path, reason: .truncatedRecord(location(of: start)))
+      }
+    }
+    guard recordCount == UInt64(chunk.recordCount) else {
+      throw TraceError(
+        path: path,
+        reason: .recordCountMismatch(
+          chunk: chunk.offset, expected: chunk.recordCount, found: recordCount))
+    }
+    return nil
+  }
+
+  private func location(of start: Int) -> TraceError.RecordLocation {
+    let isCompressed = chunk.encoding == .zstd
+    let offset = isCompressed ? UInt64(start) : chunk.payloadOffset &+ UInt64(start)
+    return TraceError.RecordLocation(
+      offset: offset, isInDecompressedPayload: isCompressed, chunk: chunk.offset)
+  }
+}
+
+extension ChunkCursor {
+  /// A record whose bytes are all there but whose content is impossible.
+  struct MalformedRecord: Error {
+    let detail: String
+  }
+
+  /// Decodes one record: a timed record becomes an event, a metadata record goes to the tables.
+  /// Throws ``ByteCursor/Failure`` when the record runs short, ``MalformedRecord`` otherwise.
+  private mutating func decodeRecord(metadata: inout TraceMetadata) throws -> TraceEvent? {
+    let tagByte = try cursor.readUInt8()
+    guard let tag = RecordTag(rawValue: tagByte) else {
+      throw MalformedRecord(detail: "unknown record tag \(tagByte)")
+    }
+    switch tag {
+    case .alloc:
+      return .alloc(try decodeAlloc())
+    case .free:
+      return .free(try decodeFree())
+    case .rss:
+      time &+= try cursor.readVarint()
+      return .rss(RSSSample(time: time, residentBytes: try cursor.readVarint()))
+    case .stack:
+      let id = StackID(try cursor.readVarint())
+      let parent = StackID(try cursor.readVarint())
+      metadata.addStack(id, parent: parent, pc: try cursor.readVarint())
+    case .category:
+      let id = CategoryID(try cursor.readVarint())
+      let kind = CategoryKind(rawValue: try cursor.readUInt8())
+      let name = String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self)
+      metadata.addCategory(CategoryInfo(id: id, kind: kind, name: name))
+    case .module:
+      metadata.addModule(try decodeModule())
+    }
+    return nil
+  }
+
+  private mutating func decodeAlloc() throws -> AllocationEvent {
+    time &+= try cursor.readVarint()
+    let size = try cursor.readVarint()
+    let stack = StackID(try cursor.readVarint())
+    let category = CategoryID(try cursor.readVarint())
+    let delta = try cursor.readSignedVarint()
+    previousAddress = UInt64(bitPattern: Int64(bitPattern: previousAddress) &+ delta)
+    let id = AllocID(
+      threadSerial: chunk.threadSerial, counter: chunk.firstAllocCounter &+ allocCount)
+    allocCount &+= 1
+    return AllocationEvent(
+      time: time, id: id, address: Address(previousAddress), size: size, stack: stack,
+      category: category)
+  }
+
+  private mutating func decodeFree() throws -> FreeEvent {
+    time &+= try cursor.readVarint()
+    let serial = try cursor.readVarint()
+    guard let threadSerial = UInt32(exactly: serial) else {
+      throw MalformedRecord(detail: "thread serial \(serial) exceeds 32 bits")
+    }
+    let id = AllocID(threadSerial: threadSerial, counter: try cursor.readVarint())
+    return FreeEvent(time: time, id: id, threadSerial: chunk.threadSerial)
+  }
+
+  private mutating func decodeModule() throws -> TraceModule {
+    let bias = try cursor.readVarint()
+    let segmentCount = try cursor.readVarint()
+    // Each segment takes at least two bytes; a larger count is corrupt, not a reason to reserve.
+    guard segmentCount <= UInt64(cursor.remaining / 2) else { throw ByteCursor.Failure.truncated }
+    var segments: [TraceModule.Segment] = []
+    segments.reserveCapacity(Int(segmentCount))
+    for _ in 0..<segmentCount {
+      let start = try cursor.readVarint()
+      segments.append(TraceModule.Segment(start: start, size: try cursor.readVarint()))
+    }
+    let path = String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self)
+    let buildID = Array(try cursor.readLengthPrefixedBytes())
+    return TraceModule(path: path, loadBias: bias, segments: segments, buildID: buildID)
+  }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+extension Symbolizer {
+  /// The flags for batch mode: inlined frames, linkage names (demangled here for Swift;
+  /// `--demangle` handles C++).
+  static let toolArguments = ["--inlining", "--functions=linkage", "--demangle"]
+
+  /// Runs the tool once over `queries` and parses its answer blocks, one per query. Any
+  /// failure yields fewer blocks (possibly none), and the missing ones fall back to offsets.
+  func runTool(_ queries: [Query]) -> [[SymbolizerOutput.Entry]] {
+    guard let toolPath else { return [] }
+    var input = ""
+    for query in queries {
+      // The input syntax quotes paths; a path with a quote or newline cannot be expressed, so
+      // ask about a file that does not exist and take the `??` answer, keeping blocks aligned.
+      let path = query.path.contains(where: { $0 == "\"" || $0 == "\n" }) ? "/" : query.path
+      input += "\"\(path)\" 0x\(String(query.address, radix: 16))\n"
+    }
+    guard let output = Self.run(toolPath, arguments: Self.toolArguments, input: Data(input.utf8))
+    else { return [] }
+    return SymbolizerOutput.parse(String(decoding: output, as: UTF8.self))
+  }
+
+  /// Runs `executable` with `input` on stdin, returns its stdout, or `nil` if it cannot start.
+  ///
+  /// The input goes through an unlinked temporary file rather than a pipe: writing a pipe
+  /// while the tool answers needs a second thread to avoid a deadlock, and writing to a tool
+  /// that died would raise `SIGPIPE` in the caller's process.
+  private static func run(_ executable: String, arguments: [String], input: Data) -> Data? {
+    guard let inputFile = temporaryFile(holding: input) else { return nil }
+    defer { try? inputFile.close() }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let stdout = Pipe()
+    process.standardInput = inputFile
+    process.standardOutput = stdout
+    // Its complaints about missing files are expected (modules deleted since the trace).
+    process.standardError = FileHandle.nullDevice
+    do {
+      try process.run()
+    } catch {
+      return nil
+    }
+    let output = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return output
+  }
+
+  /// A read handle, at offset 0, on an already unlinked temporary file holding `data`.
+  private static func temporaryFile(holding data: Data) -> FileHandle? {
+    var template = Array((NSTemporaryDirectory() + "/heapline-symbols-XXXXXX").utf8CString)
+    let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    guard descriptor >= 0 else { return nil }
+    _ = template.withUnsafeBufferPointer { unlink($0.baseAddress!) }
+    let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+    do {
+      try handle.write(contentsOf: data)
+      try handle.seek(toOffset: 0)
+      return handle
+    } catch {
+      return nil
+    }
+  }
+}

@@ -1,0 +1,84 @@
+/// Turns return addresses into function names and source lines, offline, with the module map a
+/// trace recorded.
+///
+/// It runs `llvm-symbolizer` once per call, in batch mode, over every address it is given, and
+/// demangles Swift names in process. Without a symbolizer, or for an address it cannot
+/// resolve, a frame falls back to `module+0xoffset`: symbolizing never fails.
+///
+/// ```swift
+/// let symbolizer = Symbolizer()  // finds llvm-symbolizer
+/// let frames = symbolizer.symbolize(pcs, modules: metadata.modules)
+/// frames[pcs[0]]?.last?.displayName  // "main.makeBuffer(count: Swift.Int) -> …"
+/// ```
+public struct Symbolizer: Sendable {
+  /// The `llvm-symbolizer` executable, or `nil` to symbolize with module offsets only.
+  public var toolPath: String?
+
+  /// A symbolizer that runs `toolPath`.
+  public init(toolPath: String?) {
+    self.toolPath = toolPath
+  }
+
+  /// A symbolizer that runs the tool ``locateTool(environment:)`` finds.
+  public init() {
+    self.init(toolPath: Self.locateTool())
+  }
+
+  /// Symbolizes each address in `pcs`, which are return addresses.
+  ///
+  /// The lookup uses `pc − 1`, inside the call instruction, so the line is the call's and not
+  /// the next statement's.
+  ///
+  /// - Returns: For each address, its frames: inlined functions first, then the function
+  ///   that contains the address. Never empty.
+  public func symbolize<PCs: Sequence<UInt64>>(_ pcs: PCs, modules: [TraceModule]) -> [UInt64:
+    [SymbolizedFrame]]
+  {
+    var result: [UInt64: [SymbolizedFrame]] = [:]
+    var queries: [Query] = []
+    var queryIndex: [Query: Int] = [:]
+    var resolved: [(frame: SymbolizedFrame, query: Int)] = []
+    for pc in Set(pcs) {
+      guard let module = modules.last(where: { $0.contains(pc) }) else {
+        result[pc] = [SymbolizedFrame(pc: pc)]
+        continue
+      }
+      let address = module.fileAddress(of: pc)
+      let query = Query(path: module.path, address: address == 0 ? 0 : address - 1)
+      let index = queryIndex[query] ?? queries.count
+      if index == queries.count {
+        queries.append(query)
+        queryIndex[query] = index
+      }
+      let frame = SymbolizedFrame(pc: pc, modulePath: module.path, moduleAddress: address)
+      resolved.append((frame, index))
+    }
+    let answers = queries.isEmpty ? [] : runTool(queries)
+    for (frame, index) in resolved {
+      result[frame.pc] = Self.frames(base: frame, answer: index < answers.count ? answers[index] : [])
+    }
+    return result
+  }
+
+  /// One line of symbolizer input: a module file and an address in it.
+  struct Query: Hashable {
+    var path: String
+    var address: UInt64
+  }
+
+  /// Builds frames from a symbolizer answer; an empty or unknown answer keeps just `base`.
+  static func frames(base: SymbolizedFrame, answer: [SymbolizerOutput.Entry]) -> [SymbolizedFrame]
+  {
+    let known = answer.filter { $0.function != nil || $0.file != nil }
+    guard !known.isEmpty else { return [base] }
+    return known.enumerated().map { index, entry in
+      var frame = base
+      frame.function = entry.function.map(SwiftDemangler.demangleIfSwift)
+      frame.file = entry.file
+      frame.line = entry.line
+      frame.column = entry.column
+      frame.isInlined = index < known.count - 1
+      return frame
+    }
+  }
+}

@@ -1,0 +1,51 @@
+/// Constants of the trace file format, version 1.
+///
+/// The layout they describe is documented in <doc:TraceFormat>. The C shim writes the same
+/// values; change both sides together and bump ``version`` when the layout changes.
+public enum TraceFormat {
+  /// The eight bytes every trace starts with: ASCII `HEAPLINE`.
+  public static let fileMagic: [UInt8] = Array("HEAPLINE".utf8)
+  /// The format version this reader understands and the writer produces.
+  public static let version: UInt16 = 1
+  /// Size of the file header; the first chunk starts here.
+  public static let fileHeaderSize = 48
+  /// Magic number at the start of every chunk: the bytes `HLCK` read as a little-endian u32.
+  public static let chunkMagic: UInt32 = 0x4B43_4C48
+  /// Size of a chunk header; the payload follows it.
+  public static let chunkHeaderSize = 48
+  /// Size of the trailer chunk's payload.
+  public static let trailerPayloadSize = 40
+  /// Category ids from here up are named by a CATEGORY record; below are size classes.
+  public static let firstNamedCategory: UInt32 = 0x4000_0000
+  /// Flag bit in the file header: the trace was recorded in process (`Heapline.record`).
+  public static let recordedInProcessFlag: UInt32 = 1 << 0
+  /// Upper bound on a chunk's raw payload length. The shim's buffers are far smaller; the cap
+  /// keeps a corrupt length field from making the reader allocate gigabytes.
+  public static let maximumRawPayloadLength = 1 << 30
+}
+
+/// The kind of a chunk, from byte 4 of its header.
+public enum ChunkKind: UInt8, Sendable {
+  /// A chunk of records written by one thread.
+  case events = 1
+  /// The last chunk of a cleanly finished trace.
+  case trailer = 2
+}
+
+/// How a chunk's payload is stored, from byte 5 of its header.
+public enum PayloadEncoding: UInt8, Sendable {
+  /// The payload bytes are the records.
+  case raw = 0
+  /// The payload is one zstd frame that decompresses to the records.
+  case zstd = 1
+}
+
+/// The one-byte tag that starts every record of an events chunk.
+enum RecordTag: UInt8 {
+  case alloc = 0x01
+  case free = 0x02
+  case stack = 0x03
+  case category = 0x04
+  case module = 0x05
+  case rss = 0x06
+}

@@ -1,0 +1,25 @@
+extension TraceReader {
+  /// The records of `chunk`: its stored payload, checked against the checksum and
+  /// decompressed.
+  ///
+  /// - Throws: ``TraceError`` naming the chunk's offset when the checksum does not match or
+  ///   the zstd frame does not decode to the raw length.
+  public func payload(of chunk: ChunkHeader) throws(TraceError) -> [UInt8] {
+    let stored = try file.read(at: chunk.payloadOffset, count: Int(chunk.storedLength))
+    guard FNV1a.hash(stored) == chunk.checksum else {
+      throw TraceError(path: path, reason: .checksumMismatch(chunk: chunk.offset))
+    }
+    switch chunk.encoding {
+    case .raw:
+      return stored
+    case .zstd:
+      switch Zstd.decompress(stored, rawLength: Int(chunk.rawLength)) {
+      case .success(let raw):
+        return raw
+      case .failure(let failure):
+        throw TraceError(
+          path: path, reason: .decompressionFailed(chunk: chunk.offset, failure.message))
+      }
+    }
+  }
+}

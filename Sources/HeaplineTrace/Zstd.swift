@@ -1,0 +1,46 @@
+import CZstd
+
+/// The two zstd calls the format needs, with zstd's error codes turned into messages.
+enum Zstd {
+  /// Decompresses one frame that must produce exactly `rawLength` bytes.
+  static func decompress(_ frame: [UInt8], rawLength: Int) -> Result<[UInt8], DecodeFailure> {
+    let declared = frame.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
+    // ZSTD_CONTENTSIZE_UNKNOWN and _ERROR are the two largest u64 values.
+    if declared < UInt64.max - 1, declared != UInt64(rawLength) {
+      return .failure(DecodeFailure("frame holds \(declared) bytes, header says \(rawLength)"))
+    }
+    var output = [UInt8](repeating: 0, count: rawLength)
+    let result = output.withUnsafeMutableBytes { destination in
+      frame.withUnsafeBytes { source in
+        ZSTD_decompress(destination.baseAddress, destination.count, source.baseAddress, source.count)
+      }
+    }
+    if ZSTD_isError(result) != 0 {
+      return .failure(DecodeFailure("zstd: " + String(cString: ZSTD_getErrorName(result))))
+    }
+    guard result == rawLength else {
+      return .failure(DecodeFailure("frame holds \(result) bytes, header says \(rawLength)"))
+    }
+    return .success(output)
+  }
+
+  /// Compresses `bytes` into one frame that records its content size.
+  static func compress(_ bytes: [UInt8], level: Int32 = 3) -> [UInt8] {
+    var output = [UInt8](repeating: 0, count: ZSTD_compressBound(bytes.count))
+    let written = output.withUnsafeMutableBytes { destination in
+      bytes.withUnsafeBytes { source in
+        ZSTD_compress(
+          destination.baseAddress, destination.count, source.baseAddress, source.count, level)
+      }
+    }
+    // Compressing into a buffer of ZSTD_compressBound bytes cannot fail.
+    precondition(ZSTD_isError(written) == 0, "ZSTD_compress failed")
+    output.removeSubrange(written...)
+    return output
+  }
+
+  struct DecodeFailure: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+  }
+}

@@ -1,0 +1,22 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Messages from the CLI itself. They go to stderr so that a recorded program's stdout and a
+/// report's output stay clean.
+enum CLIOutput {
+  static func error(_ message: String) { write("heapline: " + firstLine(message)) }
+  static func warning(_ message: String) { write("heapline: warning: " + firstLine(message)) }
+  static func note(_ message: String) { write("heapline: " + message) }
+
+  private static func firstLine(_ message: String) -> String {
+    let trimmed = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
+    return String(trimmed.split(separator: "\n", omittingEmptySubsequences: true).first ?? "")
+  }
+
+  private static func write(_ line: String) {
+    var text = line
+    text.append("\n")
+    text.withCString { _ = Glibc.write(2, $0, strlen($0)) }
+  }
+}

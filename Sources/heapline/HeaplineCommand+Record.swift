@@ -1,0 +1,63 @@
+import ArgumentParser
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+extension HeaplineCommand {
+  /// `heapline record`: runs a program with the shim preloaded and writes its trace.
+  struct Record: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Run a program and record its allocations into a trace file.",
+      discussion: """
+        The program's stdin, stdout and stderr pass through, and heapline exits with the \
+        program's exit status (128 + N when a signal N ended it). Only the program itself is \
+        traced, not the programs it starts.
+        """)
+
+    @Option(name: .shortAndLong, help: "The trace file (default: heapline.PROGRAM.PID.trace).")
+    var output: String?
+
+    @Option(help: "The maximum number of frames in a stack (1 to 256).")
+    var depth: Int = 64
+
+    @Argument(parsing: .captureForPassthrough, help: "The program and its arguments, after --.")
+    var command: [String] = []
+
+    mutating func validate() throws {
+      if command.first == "--" { command.removeFirst() }
+      guard let program = command.first, !program.isEmpty else {
+        throw ValidationError("no program given: heapline record [-o FILE] -- PROGRAM [ARGS...]")
+      }
+      guard (1...256).contains(depth) else {
+        throw ValidationError("--depth must be from 1 to 256, not \(depth)")
+      }
+    }
+
+    func run() throws {
+      let program = command[0]
+      guard let executable = ProgramLocator.resolve(program) else {
+        throw ValidationError("program '\(program)' not found")
+      }
+      let preload = try ProgramLocator.preloadLibrary()
+      let name = String(program.split(separator: "/").last ?? "program")
+      let path = ProgramLocator.absolute(output ?? "heapline.\(name).\(getpid()).trace")
+      try TraceFileCheck.prepare(path)
+      let status = try ChildProcess.run(
+        executable: executable, arguments: command,
+        environment: [
+          "LD_PRELOAD": preload, "HEAPLINE_OUTPUT": path, "HEAPLINE_DEPTH": String(depth),
+          "HEAPLINE_RECORDER_PID": String(getpid()),
+        ])
+      if TraceFileCheck.isEmpty(path) {
+        CLIOutput.warning(
+          "'\(program)' did not load the preload library (a static or setuid program?): "
+            + "the trace is empty")
+      } else {
+        CLIOutput.note("trace written to \(path)")
+      }
+      if status.signal != 0 { CLIOutput.note("'\(program)' was ended by signal \(status.signal)") }
+      throw ExitCode(status.code)
+    }
+  }
+}

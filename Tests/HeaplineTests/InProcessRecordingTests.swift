@@ -1,0 +1,120 @@
+import Heapline
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A class whose instances are exactly 32 bytes: the 16-byte object header and two Ints.
+final class Widget {
+  var width = 1
+  var height = 2
+}
+
+/// Keeps objects alive past the optimizer, without allocating.
+@inline(never) func keep<T>(_ value: T) -> T { value }
+
+// One recording runs at a time in a process, so these tests take turns.
+@Suite(.serialized) struct InProcessRecordingTests {
+  @Test func classInstancesAreCountedUnderTheirClassName() throws {
+    // Given 1,000 Widgets made and kept, and 500 made and dropped, inside a recording
+    var kept: [Widget] = []
+    let recording = try Heapline.record {
+      kept = (0..<1_000).map { _ in Widget() }
+      for _ in 0..<500 { _ = keep(Widget()) }
+    }
+    // Then the Widget category holds exactly those objects, at 32 bytes each
+    let widgets = try #require(recording.statistics.category(named: "HeaplineTests.Widget"))
+    #expect(widgets.persistentCount == 1_000)
+    #expect(widgets.persistentBytes == 32_000)
+    #expect(widgets.transientCount == 500)
+    #expect(widgets.totalCount == 1_500)
+    #expect(widgets.totalBytes == 48_000)
+    #expect(kept.count == 1_000)
+  }
+
+  @Test func aNamedScopeCountsBlocksAllocatedInsideIt() throws {
+    // Given 300 blocks of 48 bytes made in a scope, 100 of them freed
+    var blocks: [UnsafeMutableRawPointer] = []
+    let recording = try Heapline.record {
+      blocks.reserveCapacity(300)  // before the scope: the array's storage is not in it
+      Heapline.category("Blocks") {
+        for _ in 0..<300 { blocks.append(malloc(48)!) }
+        for block in blocks.prefix(100) { free(block) }
+      }
+    }
+    defer { blocks.dropFirst(100).forEach { free($0) } }
+    // Then the scope's category has 200 persistent and 100 transient blocks
+    let scope = try #require(recording.statistics.category(named: "Blocks"))
+    #expect(scope.persistentCount == 200)
+    #expect(scope.persistentBytes == 200 * 48)
+    #expect(scope.transientCount == 100)
+    #expect(scope.totalBytes == 300 * 48)
+  }
+
+  @Test func reallocChainsCallocAndAlignedAllocationsAreExact() throws {
+    // Given: a realloc chain 100 → 200 → 400 → 50, a calloc of 10 × 24, three aligned blocks
+    // of 1,000 bytes, and a valloc of 5,000 that is freed, all inside a scope
+    var live: [UnsafeMutableRawPointer?] = []
+    live.reserveCapacity(5)  // outside the scope: only the family's own blocks are in it
+    let recording = try Heapline.record {
+      Heapline.category("Family") {
+        var p = malloc(100)
+        p = realloc(p, 200)
+        p = realloc(p, 400)
+        p = realloc(p, 50)
+        live.append(p)
+        live.append(calloc(10, 24))
+        live.append(aligned_alloc(64, 1_000))
+        live.append(memalign(128, 1_000))
+        var aligned: UnsafeMutableRawPointer?
+        _ = posix_memalign(&aligned, 256, 1_000)
+        live.append(aligned)
+        free(valloc(5_000))
+      }
+    }
+    defer { live.forEach { free($0) } }
+    // Then 5 blocks of 50 + 240 + 3,000 bytes stay, of 9 allocations (realloc counts as one)
+    let family = try #require(recording.statistics.category(named: "Family"))
+    #expect(family.persistentCount == 5)
+    #expect(family.persistentBytes == 50 + 240 + 3_000)
+    #expect(family.totalCount == 9)
+    #expect(family.totalBytes == 100 + 200 + 400 + 50 + 240 + 3_000 + 5_000)
+  }
+
+  @Test func fourThreadsAllocatingAtOnceLeaveTheKnownRemainder() throws {
+    // Given 4 threads, each making 5,000 blocks of 64 bytes in a scope and freeing all but 250
+    let recording = try Heapline.record {
+      var threads: [pthread_t] = []
+      for _ in 0..<4 {
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { _ in
+          Heapline.category("Churn") {
+            // A plain buffer, not an Array: nothing but these blocks is allocated in the scope
+            let kept = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 250)
+            for i in 0..<5_000 {
+              let block = malloc(64)
+              if i < 4_750 { free(block) } else { kept[i - 4_750] = block }
+            }
+            kept.deallocate()
+          }
+          return nil
+        }, nil)
+        threads.append(thread)
+      }
+      for thread in threads { pthread_join(thread, nil) }
+    }
+    // Then exactly 4 × 250 blocks of 64 bytes are live at the end (the buffers that held them
+    // are freed, and counted as transient)
+    let churn = try #require(recording.statistics.category(named: "Churn"))
+    #expect(churn.persistentCount == 1_000)
+    #expect(churn.persistentBytes == 64_000)
+    #expect(churn.totalCount == 4 * 5_000 + 4)
+  }
+
+  @Test func asecondRecordingWhileOneRunsIsRefused() throws {
+    _ = try Heapline.record {
+      #expect(throws: HeaplineError.self) { _ = try Heapline.record {} }
+    }
+  }
+}
