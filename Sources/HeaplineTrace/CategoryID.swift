@@ -5,7 +5,8 @@
 /// let id = CategoryID(sizeClassFor: 40)   // the 48-byte size class
 /// id.sizeClass?.name                       // "Malloc 48 Bytes"
 /// ```
-public struct CategoryID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct CategoryID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible
+{
   /// The id as written in ALLOC and CATEGORY records.
   public var rawValue: UInt64
 

@@ -55,7 +55,8 @@ public struct Symbolizer: Sendable {
     }
     let answers = queries.isEmpty ? [] : runTool(queries)
     for (frame, index) in resolved {
-      result[frame.pc] = Self.frames(base: frame, answer: index < answers.count ? answers[index] : [])
+      result[frame.pc] = Self.frames(
+        base: frame, answer: index < answers.count ? answers[index] : [])
     }
     return result
   }
@@ -67,8 +68,7 @@ public struct Symbolizer: Sendable {
   }
 
   /// Builds frames from a symbolizer answer; an empty or unknown answer keeps just `base`.
-  static func frames(base: SymbolizedFrame, answer: [SymbolizerOutput.Entry]) -> [SymbolizedFrame]
-  {
+  static func frames(base: SymbolizedFrame, answer: [SymbolizerOutput.Entry]) -> [SymbolizedFrame] {
     let known = answer.filter { $0.function != nil || $0.file != nil }
     guard !known.isEmpty else { return [base] }
     return known.enumerated().map { index, entry in

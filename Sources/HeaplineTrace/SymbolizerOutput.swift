@@ -54,10 +54,13 @@ enum SymbolizerOutput {
       parts.removeLast()
     }
     let file = parts.joined(separator: ":")
-    guard !file.isEmpty, file != "??" else { return }
+    // Line 0 means no line table covers the address: the file is then only the name of some
+    // compilation unit (`crtstuff.c`, `Swift.o` in the toolchain's libraries), which misleads.
+    guard let line = numbers.first, line > 0, !file.isEmpty, file != "??" else { return }
+    // Thunks that Swift synthesizes claim a pseudo-file, which helps no one find the code.
+    guard !file.hasSuffix("<compiler-generated>") else { return }
     entry.file = file
-    // Line 0 means the compiler attributed the address to no line.
-    if let line = numbers.first, line > 0 { entry.line = line }
+    entry.line = line
     if numbers.count == 2, numbers[1] > 0 { entry.column = numbers[1] }
   }
 }

@@ -12,7 +12,8 @@ enum Zstd {
     var output = [UInt8](repeating: 0, count: rawLength)
     let result = output.withUnsafeMutableBytes { destination in
       frame.withUnsafeBytes { source in
-        ZSTD_decompress(destination.baseAddress, destination.count, source.baseAddress, source.count)
+        ZSTD_decompress(
+          destination.baseAddress, destination.count, source.baseAddress, source.count)
       }
     }
     if ZSTD_isError(result) != 0 {

@@ -60,16 +60,16 @@ enum Harness {
     input.fileHandleForWriting.write(Data(stdin.utf8))
     try input.fileHandleForWriting.close()
     // Read both pipes to the end before waiting, so that a chatty child never blocks.
-    var out = Data(), err = Data()
+    let out = DataBox()
     let group = DispatchGroup()
     DispatchQueue.global().async(group: group) {
-      out = output.fileHandleForReading.readDataToEndOfFile()
+      out.data = output.fileHandleForReading.readDataToEndOfFile()
     }
-    err = errors.fileHandleForReading.readDataToEndOfFile()
+    let err = errors.fileHandleForReading.readDataToEndOfFile()
     group.wait()
     process.waitUntilExit()
     return Result(
-      status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+      status: process.terminationStatus, stdout: String(decoding: out.data, as: UTF8.self),
       stderr: String(decoding: err, as: UTF8.self))
   }
 }
@@ -77,4 +77,9 @@ enum Harness {
 struct HarnessError: Error, CustomStringConvertible {
   let description: String
   init(_ description: String) { self.description = description }
+}
+
+/// Filled by one thread, read by another after a DispatchGroup wait orders the two.
+private final class DataBox: @unchecked Sendable {
+  var data = Data()
 }

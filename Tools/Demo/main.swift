@@ -43,4 +43,4 @@ for i in 0..<20_000 {
 for line in makeReport(index) { print(line) }
 // A raw C buffer that is never freed, so the report shows a malloc size class too.
 let scratch = malloc(4096)
-memset(scratch, 0, 4096)
+memset(scratch!, 0, 4096)

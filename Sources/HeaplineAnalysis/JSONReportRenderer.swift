@@ -1,0 +1,115 @@
+import HeaplineTrace
+
+/// The machine-readable report: a JSON object with a `schema_version`, snake_case keys and
+/// exact integers, documented in <doc:ReportJSON>.
+public struct JSONReportRenderer: ReportRenderer {
+  /// The version of the schema this renderer writes. Bump it when a key changes meaning or
+  /// disappears; adding keys does not need a bump.
+  public static let schemaVersion: UInt64 = 1
+
+  /// Creates a JSON renderer.
+  public init() {}
+
+  public func render(_ report: StatisticsReport) throws -> String {
+    let statistics = report.statistics
+    let document = JSONValue.object([
+      ("schema_version", .unsigned(Self.schemaVersion)),
+      ("trace", Self.trace(statistics.trace)),
+      ("totals", Self.totals(statistics.totals)),
+      ("categories", .array(statistics.categories.map(Self.category))),
+      ("stack_count", .unsigned(UInt64(statistics.stackCount))),
+      (
+        "top_stacks",
+        .array(
+          statistics.topStacks.enumerated().map { rank, stack in
+            Self.stack(stack, rank: rank + 1, frames: report.frames(of: stack))
+          })
+      ),
+    ])
+    return document.rendered() + "\n"
+  }
+
+  private static func trace(_ trace: TraceSummary) -> JSONValue {
+    .object([
+      ("path", .string(trace.path)),
+      ("pid", .unsigned(UInt64(trace.pid))),
+      ("recorded_in_process", .bool(trace.isRecordedInProcess)),
+      ("start_realtime_ns", .unsigned(trace.startRealtimeNanoseconds)),
+      ("duration_ns", .unsigned(trace.durationNanoseconds)),
+      ("is_complete", .bool(trace.isComplete)),
+      ("last_complete_chunk_offset", .unsigned(trace.lastCompleteChunkOffset)),
+      ("end_time_ns", .unsigned(trace.endTime)),
+      ("end_reason", .string(trace.endReason.map(endReasonName))),
+    ])
+  }
+
+  private static func totals(_ totals: AllocationTotals) -> JSONValue {
+    .object([
+      ("allocations", .unsigned(totals.allocationCount)),
+      ("frees", .unsigned(totals.freeCount)),
+      ("unmatched_frees", .unsigned(totals.unmatchedFreeCount)),
+      ("allocated_bytes", .unsigned(totals.allocatedBytes)),
+      ("freed_bytes", .unsigned(totals.freedBytes)),
+      ("peak_live_bytes", .unsigned(totals.peakLiveBytes)),
+      ("peak_live_blocks", .unsigned(totals.peakLiveBlocks)),
+      ("peak_time_ns", .unsigned(totals.peakTime)),
+      ("live_bytes", .unsigned(totals.liveBytes)),
+      ("live_blocks", .unsigned(totals.liveBlocks)),
+      ("rss_samples", .unsigned(totals.rssSampleCount)),
+      ("peak_rss_bytes", .unsigned(totals.peakRSSBytes)),
+      ("last_rss_bytes", .unsigned(totals.lastRSSBytes)),
+    ])
+  }
+
+  private static func category(_ category: CategoryStatistics) -> JSONValue {
+    .object([
+      ("id", .unsigned(category.id.rawValue)),
+      ("name", .string(category.name)),
+      ("kind", .string(category.kind.description)),
+      ("persistent_bytes", .unsigned(category.persistentBytes)),
+      ("persistent_count", .unsigned(category.persistentCount)),
+      ("transient_count", .unsigned(category.transientCount)),
+      ("total_bytes", .unsigned(category.totalBytes)),
+      ("total_count", .unsigned(category.totalCount)),
+      ("bytes_at_peak", .unsigned(category.bytesAtPeak)),
+    ])
+  }
+
+  private static func stack(_ stack: StackStatistics, rank: Int, frames: [SymbolizedFrame])
+    -> JSONValue
+  {
+    .object([
+      ("rank", .signed(rank)),
+      ("stack_id", .unsigned(stack.id.rawValue)),
+      ("bytes_at_peak", .unsigned(stack.bytesAtPeak)),
+      ("live_bytes", .unsigned(stack.liveBytes)),
+      ("live_blocks", .unsigned(stack.liveBlocks)),
+      ("allocations", .unsigned(stack.allocationCount)),
+      ("total_bytes", .unsigned(stack.totalBytes)),
+      ("frames", .array(frames.map(frame))),
+    ])
+  }
+
+  private static func frame(_ frame: SymbolizedFrame) -> JSONValue {
+    .object([
+      ("pc", .address(frame.pc)),
+      ("function", .string(frame.function)),
+      ("display_name", .string(frame.displayName)),
+      ("file", .string(frame.file)),
+      ("line", .signed(frame.line)),
+      ("column", .signed(frame.column)),
+      ("module", .string(frame.modulePath)),
+      ("module_address", .address(frame.moduleAddress)),
+      ("inlined", .bool(frame.isInlined)),
+    ])
+  }
+
+  private static func endReasonName(_ reason: TraceTrailer.EndReason) -> String {
+    switch reason {
+    case .exited: "exited"
+    case .stopped: "stopped"
+    case .writeFailed: "write_failed"
+    default: "reason_\(reason.rawValue)"
+    }
+  }
+}

@@ -1,0 +1,34 @@
+import HeaplineTrace
+
+/// What one allocating call stack did: its share of the peak, what it still holds, what it
+/// allocated in all.
+public struct StackStatistics: Hashable, Sendable {
+  /// The stack's id in the trace.
+  public var id: StackID
+  /// Its return addresses, innermost first.
+  public var frames: [UInt64]
+  /// Bytes it held at the moment of the global peak: its peak contribution.
+  public var bytesAtPeak: UInt64
+  /// Bytes it holds at the end.
+  public var liveBytes: UInt64
+  /// Blocks it holds at the end.
+  public var liveBlocks: UInt64
+  /// Allocations it made.
+  public var allocationCount: UInt64
+  /// Bytes it allocated in all.
+  public var totalBytes: UInt64
+
+  /// Creates a stack's figures.
+  public init(
+    id: StackID, frames: [UInt64], bytesAtPeak: UInt64, liveBytes: UInt64, liveBlocks: UInt64,
+    allocationCount: UInt64, totalBytes: UInt64
+  ) {
+    self.id = id
+    self.frames = frames
+    self.bytesAtPeak = bytesAtPeak
+    self.liveBytes = liveBytes
+    self.liveBlocks = liveBlocks
+    self.allocationCount = allocationCount
+    self.totalBytes = totalBytes
+  }
+}

@@ -1,0 +1,96 @@
+import HeaplineTrace
+
+extension Statistics {
+  /// Reads the trace at `path` and computes its statistics.
+  ///
+  /// ```swift
+  /// let stats = try Statistics(contentsOf: "app.trace", options: .init(topStackCount: 5))
+  /// ```
+  ///
+  /// - Throws: ``HeaplineTrace/TraceError`` when the file cannot be opened or is damaged.
+  public init(contentsOf path: String, options: StatisticsOptions = StatisticsOptions())
+    throws(TraceError)
+  {
+    try self.init(reader: TraceReader(path: path), options: options)
+  }
+
+  /// Computes the statistics of an open trace in one pass over its events.
+  ///
+  /// With ``StatisticsOptions/endTime`` set, the pass stops at the first event after it, then
+  /// reads the rest of the trace for its stack and category records only.
+  public init(reader: TraceReader, options: StatisticsOptions = StatisticsOptions())
+    throws(TraceError)
+  {
+    var stream = reader.events()
+    var accumulator = StatisticsAccumulator()
+    while let event = try stream.next() {
+      if let endTime = options.endTime, event.time > endTime {
+        try stream.drainMetadata()
+        break
+      }
+      accumulator.apply(event)
+    }
+    self.init(
+      reader: reader, options: options, accumulator: accumulator, metadata: stream.metadata)
+  }
+
+  private init(
+    reader: TraceReader, options: StatisticsOptions, accumulator: StatisticsAccumulator,
+    metadata: TraceMetadata
+  ) {
+    let epoch = accumulator.peakEpoch
+    let categories = accumulator.categories.map { id, counter in
+      let info = metadata.category(id)
+      return CategoryStatistics(
+        id: id, kind: info.kind, name: info.name, persistentBytes: counter.liveBytes,
+        persistentCount: counter.liveCount,
+        transientCount: counter.totalCount &- counter.liveCount, totalBytes: counter.totalBytes,
+        totalCount: counter.totalCount, bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch))
+    }
+    let stacks = accumulator.stacks.map { id, counter in
+      StackStatistics(
+        id: id, frames: [], bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch),
+        liveBytes: counter.liveBytes, liveBlocks: counter.liveCount,
+        allocationCount: counter.totalCount, totalBytes: counter.totalBytes)
+    }
+    var topStacks = Array(stacks.sorted(by: Self.ranksHigher).prefix(options.topStackCount))
+    for index in topStacks.indices {
+      topStacks[index].frames = metadata.frames(of: topStacks[index].id)
+    }
+    self.init(
+      trace: Self.summary(of: reader, options: options, lastEventTime: accumulator.lastEventTime),
+      totals: accumulator.totals, categories: categories.sorted(by: Self.ranksHigher),
+      topStacks: topStacks, stackCount: stacks.count, modules: metadata.modules)
+  }
+
+  private static func summary(
+    of reader: TraceReader, options: StatisticsOptions, lastEventTime: UInt64
+  ) -> TraceSummary {
+    var duration = reader.trailer?.endTime ?? max(lastEventTime, reader.endTimeLowerBound)
+    if let endTime = options.endTime { duration = min(duration, endTime) }
+    return TraceSummary(
+      path: reader.path, pid: reader.header.pid,
+      isRecordedInProcess: reader.header.isRecordedInProcess,
+      startRealtimeNanoseconds: reader.header.startRealtimeNanoseconds,
+      durationNanoseconds: duration, isComplete: reader.isComplete,
+      lastCompleteChunkOffset: reader.lastCompleteChunkOffset, endTime: options.endTime,
+      endReason: reader.trailer?.endReason)
+  }
+
+  /// Categories: persistent bytes, then total bytes, largest first; then by name.
+  private static func ranksHigher(_ lhs: CategoryStatistics, _ rhs: CategoryStatistics) -> Bool {
+    if lhs.persistentBytes != rhs.persistentBytes {
+      return lhs.persistentBytes > rhs.persistentBytes
+    }
+    if lhs.totalBytes != rhs.totalBytes { return lhs.totalBytes > rhs.totalBytes }
+    return (lhs.name, lhs.id) < (rhs.name, rhs.id)
+  }
+
+  /// Stacks: bytes at the peak, then live bytes at the end, then total bytes; then by id.
+  private static func ranksHigher(_ lhs: StackStatistics, _ rhs: StackStatistics) -> Bool {
+    if lhs.bytesAtPeak != rhs.bytesAtPeak { return lhs.bytesAtPeak > rhs.bytesAtPeak }
+    if lhs.liveBytes != rhs.liveBytes { return lhs.liveBytes > rhs.liveBytes }
+    if lhs.totalBytes != rhs.totalBytes { return lhs.totalBytes > rhs.totalBytes }
+    return lhs.id < rhs.id
+  }
+}

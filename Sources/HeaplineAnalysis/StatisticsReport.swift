@@ -1,0 +1,30 @@
+import HeaplineTrace
+
+/// Statistics with the frames of their top stacks symbolized: what a ``ReportRenderer``
+/// renders.
+///
+/// ```swift
+/// let stats = try Statistics(contentsOf: "app.trace")
+/// let report = StatisticsReport(statistics: stats, symbolizer: Symbolizer())
+/// print(try TextReportRenderer().render(report))
+/// ```
+public struct StatisticsReport: Sendable {
+  /// The figures.
+  public var statistics: Statistics
+  /// Symbolized frames of every return address in ``Statistics/topStacks``.
+  public var symbols: [UInt64: [SymbolizedFrame]]
+
+  /// Symbolizes the top stacks with one run of `symbolizer`; with `nil`, frames show module
+  /// offsets only.
+  public init(statistics: Statistics, symbolizer: Symbolizer?) {
+    self.statistics = statistics
+    let pcs = statistics.topStacks.flatMap(\.frames)
+    self.symbols = (symbolizer ?? Symbolizer(toolPath: nil))
+      .symbolize(pcs, modules: statistics.modules)
+  }
+
+  /// The frames of `stack`, outermost last, with inlined functions expanded.
+  public func frames(of stack: StackStatistics) -> [SymbolizedFrame] {
+    stack.frames.flatMap { pc in symbols[pc] ?? [SymbolizedFrame(pc: pc)] }
+  }
+}

@@ -1,0 +1,151 @@
+import HeaplineTrace
+
+/// The human-readable report: header, totals, the Object Alloc category table and the top
+/// stacks with symbolized frames.
+///
+/// Byte counts are exact, with thousands separators (`4,800 B`), and a binary-unit form
+/// beside them from 1 KiB up (`(4.69 KiB)`).
+public struct TextReportRenderer: ReportRenderer {
+  /// Creates a text renderer.
+  public init() {}
+
+  public func render(_ report: StatisticsReport) throws -> String {
+    let statistics = report.statistics
+    var lines = headerLines(statistics.trace)
+    lines += [""] + totalsLines(statistics.totals)
+    lines += [""] + categoryLines(statistics.categories)
+    lines += [""] + stackLines(report)
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  private func headerLines(_ trace: TraceSummary) -> [String] {
+    var lines = ["Heapline report for '\(trace.path)'"]
+    let mode = trace.isRecordedInProcess ? " (recorded in process)" : ""
+    lines.append("  Process \(trace.pid)\(mode), \(TimeText.duration(trace.durationNanoseconds))")
+    if trace.isComplete {
+      lines.append("  Trace complete" + (trace.endReason.map { ", \(Self.describe($0))" } ?? ""))
+    } else if let offset = trace.lastCompleteChunkOffset {
+      lines.append(
+        "  Trace INCOMPLETE: no trailer; read up to its last complete chunk at offset \(offset)")
+    } else {
+      lines.append("  Trace INCOMPLETE: no trailer and no complete chunk")
+    }
+    if let endTime = trace.endTime {
+      lines.append("  Statistics as they stood at \(TimeText.duration(endTime))")
+    }
+    return lines
+  }
+
+  private func totalsLines(_ totals: AllocationTotals) -> [String] {
+    var table = TextTable(header: [], leftAligned: [0, 2])
+    table.append(["Allocations", Self.count(totals.allocationCount), ""])
+    table.append(["Frees", Self.count(totals.freeCount), ""])
+    if totals.unmatchedFreeCount > 0 {
+      table.append([
+        "Unmatched frees", Self.count(totals.unmatchedFreeCount),
+        "(blocks allocated before recording; ignored)",
+      ])
+    }
+    table.append([
+      "Bytes allocated", Self.bytes(totals.allocatedBytes), Self.human(totals.allocatedBytes),
+    ])
+    table.append(["Bytes freed", Self.bytes(totals.freedBytes), Self.human(totals.freedBytes)])
+    let peakTime = totals.peakTime.map { "at \(TimeText.duration($0))" }
+    table.append([
+      "Peak live", Self.bytes(totals.peakLiveBytes),
+      Self.detail(
+        Self.human(totals.peakLiveBytes), "in " + Self.count(totals.peakLiveBlocks, "block"),
+        peakTime ?? ""),
+    ])
+    table.append([
+      "Live at end", Self.bytes(totals.liveBytes),
+      Self.detail(Self.human(totals.liveBytes), "in " + Self.count(totals.liveBlocks, "block")),
+    ])
+    if let peakRSS = totals.peakRSSBytes {
+      table.append(["Peak RSS", Self.bytes(peakRSS), Self.human(peakRSS)])
+    }
+    if let lastRSS = totals.lastRSSBytes {
+      table.append(["Last RSS", Self.bytes(lastRSS), Self.human(lastRSS)])
+    }
+    return ["Totals"] + table.lines
+  }
+
+  private func categoryLines(_ categories: [CategoryStatistics]) -> [String] {
+    guard !categories.isEmpty else { return ["Categories", "  (no allocations)"] }
+    var table = TextTable(header: [
+      "Category", "Persistent Bytes", "# Persistent", "# Transient", "Total Bytes", "# Total",
+    ])
+    for category in categories {
+      table.append([
+        category.name, Self.count(category.persistentBytes), Self.count(category.persistentCount),
+        Self.count(category.transientCount), Self.count(category.totalBytes),
+        Self.count(category.totalCount),
+      ])
+    }
+    return ["Categories"] + table.lines
+  }
+
+  private func stackLines(_ report: StatisticsReport) -> [String] {
+    let stacks = report.statistics.topStacks
+    let stackCount = report.statistics.stackCount
+    guard !stacks.isEmpty else { return ["Top stacks", "  (none)"] }
+    var lines = [
+      "Top \(stacks.count) of \(stackCount) allocation stacks, by live bytes at the peak"
+    ]
+    for (rank, stack) in stacks.enumerated() {
+      lines.append("")
+      let atPeak = "\(Self.count(stack.bytesAtPeak)) B at peak"
+      let atEnd =
+        "\(Self.count(stack.liveBytes)) B live in \(Self.count(stack.liveBlocks, "block")) at end"
+      let made = Self.count(stack.allocationCount, "allocation")
+      let total = "\(Self.count(stack.totalBytes)) B total"
+      lines.append("  [\(rank + 1)] \(atPeak); \(atEnd); \(made), \(total)")
+      let frames = report.frames(of: stack)
+      guard !frames.isEmpty else {
+        lines.append("      (no frames recorded)")
+        continue
+      }
+      for (index, frame) in frames.enumerated() {
+        let name = frame.displayName + (frame.isInlined ? " [inlined]" : "")
+        let module = frame.moduleName.map { "(\($0))" } ?? ""
+        lines.append(
+          "      "
+            + Self.detail("#\(index) \(name)", frame.sourceLocation ?? "", module, separator: "  "))
+      }
+    }
+    return lines
+  }
+
+  private static func count(_ value: UInt64) -> String {
+    ByteCountText.grouped(value)
+  }
+
+  /// `1 block`, `2,048 blocks`.
+  private static func count(_ value: UInt64, _ noun: String) -> String {
+    ByteCountText.grouped(value) + " " + noun + (value == 1 ? "" : "s")
+  }
+
+  /// The exact count of bytes: `4,800 B`.
+  private static func bytes(_ value: UInt64) -> String {
+    ByteCountText.grouped(value) + " B"
+  }
+
+  /// The binary-unit form, from 1 KiB up: `(4.69 KiB)`.
+  private static func human(_ value: UInt64) -> String {
+    value >= 1024 ? "(\(ByteCountText.binary(value)))" : ""
+  }
+
+  /// The non-empty parts, joined.
+  private static func detail(_ parts: String..., separator: String = " ") -> String {
+    parts.filter { !$0.isEmpty }.joined(separator: separator)
+  }
+
+  private static func describe(_ reason: TraceTrailer.EndReason) -> String {
+    switch reason {
+    case .exited: "the process exited"
+    case .stopped: "stopped through the API"
+    case .writeFailed: "a write failed, so later events are missing"
+    default: "end reason \(reason.rawValue)"
+    }
+  }
+}

@@ -1,0 +1,40 @@
+/// Live and total figures of one stack or one category, with its value at the global peak.
+///
+/// Copying every counter each time the live total reaches a new peak would cost O(counters)
+/// per event early in a run, when new peaks come with almost every allocation. Instead each
+/// peak opens a new *epoch*, and a counter saves its live bytes lazily, just before its first
+/// change in a new epoch. At the end, a counter whose last save belongs to the final epoch
+/// held the saved value at the peak; any other counter has not changed since the peak.
+struct UsageCounter {
+  var liveBytes: UInt64 = 0
+  var liveCount: UInt64 = 0
+  var totalBytes: UInt64 = 0
+  var totalCount: UInt64 = 0
+  private var savedEpoch: UInt64 = 0
+  private var savedBytes: UInt64 = 0
+
+  mutating func allocate(_ size: UInt64, epoch: UInt64) {
+    saveIfNeeded(epoch: epoch)
+    liveBytes &+= size
+    liveCount &+= 1
+    totalBytes &+= size
+    totalCount &+= 1
+  }
+
+  mutating func release(_ size: UInt64, epoch: UInt64) {
+    saveIfNeeded(epoch: epoch)
+    liveBytes &-= size
+    liveCount &-= 1
+  }
+
+  /// Live bytes at the peak that opened `finalEpoch`.
+  func bytesAtPeak(finalEpoch: UInt64) -> UInt64 {
+    savedEpoch == finalEpoch ? savedBytes : liveBytes
+  }
+
+  private mutating func saveIfNeeded(epoch: UInt64) {
+    guard savedEpoch != epoch else { return }
+    savedEpoch = epoch
+    savedBytes = liveBytes
+  }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import HeaplineAnalysis
+import HeaplineTrace
+
+extension HeaplineCommand {
+  /// `heapline report`: reads a trace and prints its totals, categories and top stacks.
+  struct Report: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Summarize a trace: totals, categories and the top allocation stacks.",
+      discussion: """
+        Categories are listed as in Object Alloc: persistent blocks are still live at the end \
+        of the trace, transient ones were freed. Stacks are ranked by the bytes they held at \
+        the moment of the peak of live bytes. Frames are symbolized with llvm-symbolizer \
+        (set HEAPLINE_SYMBOLIZER to choose one, or to the empty string for none).
+
+        A trace without a trailer (the program was killed, or is still running) is read up \
+        to its last complete chunk, with a warning.
+        """)
+
+    /// The output formats, one ``ReportRenderer`` each.
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+      case text
+      case json
+    }
+
+    @Argument(help: "The trace file to read.")
+    var file: String
+
+    @Option(help: "The number of allocation stacks to show.")
+    var top: Int = 10
+
+    @Option(help: "The output format: text or json.")
+    var format: Format = .text
+
+    @Option(
+      name: .customLong("up-to"),
+      help: ArgumentHelp(
+        "Report the statistics as they stood this many seconds into the trace.",
+        valueName: "seconds"))
+    var upTo: Double?
+
+    @Flag(inversion: .prefixedNo, help: "Symbolize the frames of the top stacks.")
+    var symbolize = true
+
+    func validate() throws {
+      guard top >= 0 else { throw ValidationError("--top must be 0 or more, not \(top)") }
+      if let upTo, !(upTo >= 0 && upTo < 1e9) {
+        throw ValidationError("--up-to must be a number of seconds from 0, not \(upTo)")
+      }
+    }
+
+    func run() throws {
+      let reader = try TraceReader(path: file)
+      if let warning = reader.incompletenessWarning { CLIOutput.warning(warning) }
+      let options = StatisticsOptions(
+        topStackCount: top, upTo: upTo.map { .nanoseconds(Int64($0 * 1e9)) })
+      let statistics = try Statistics(reader: reader, options: options)
+      let report = StatisticsReport(
+        statistics: statistics, symbolizer: symbolize ? Symbolizer() : nil)
+      let renderer: any ReportRenderer =
+        switch format {
+        case .text: TextReportRenderer()
+        case .json: JSONReportRenderer()
+        }
+      print(try renderer.render(report), terminator: "")
+    }
+  }
+}

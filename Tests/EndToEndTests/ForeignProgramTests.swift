@@ -1,0 +1,70 @@
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+import Testing
+
+/// Programs that are not ours: Debian's python3 and sqlite3, and the bundled Swift demo.
+@Suite struct ForeignProgramTests {
+  @Test func python3OutputAndStatusPassThroughAndItsBigBlocksAreCounted() throws {
+    let dir = try Harness.temporaryDirectory()
+    let trace = dir.appendingPathComponent("python.trace")
+    // Given a Python program that holds 5 bytearrays of 3,000,000 bytes (CPython asks malloc
+    // for size + 1 bytes, and for its 56-byte object header apart), freed when it exits
+    let script = """
+      kept = [bytearray(3_000_000) for _ in range(5)]
+      print("hello from python", len(kept))
+      raise SystemExit(3)
+      """
+    let result = try Harness.heapline(["record", "-o", trace.path, "--", "python3", "-c", script])
+    #expect(result.status == 3)
+    #expect(result.stdout == "hello from python 5\n")
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    let big = try #require(stats.category(named: "Malloc 3.00 MiB"))
+    #expect(big.totalCount == 5)
+    #expect(big.totalBytes == 5 * 3_000_001)
+    #expect(big.bytesAtPeak == 5 * 3_000_001)
+    // The categories account for every live byte
+    #expect(stats.categories.reduce(0) { $0 + $1.persistentBytes } == stats.totals.liveBytes)
+  }
+
+  @Test func sqlite3OutputPassesThroughUnchanged() throws {
+    let dir = try Harness.temporaryDirectory()
+    let trace = dir.appendingPathComponent("sqlite.trace")
+    let sql = "create table t(x); insert into t values (1),(2),(3); select sum(x) from t;"
+    let result = try Harness.heapline(
+      ["record", "-o", trace.path, "--", "sqlite3", ":memory:", sql])
+    #expect(result.status == 0)
+    #expect(result.stdout == "6\n")
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    #expect(stats.trace.isComplete)
+    #expect(stats.totals.allocationCount == stats.categories.reduce(0) { $0 + $1.totalCount })
+  }
+
+  @Test func swiftObjectsOfARecordedProgramAreCountedByClass() throws {
+    // Given the demo, which keeps 20,000 LogRecord objects (16-byte header + two Strings)
+    let dir = try Harness.temporaryDirectory()
+    let trace = dir.appendingPathComponent("demo.trace")
+    let demo = URL(fileURLWithPath: Harness.heapline).deletingLastPathComponent()
+      .appendingPathComponent("heapline-demo").path
+    let result = try Harness.heapline(["record", "-o", trace.path, "--", demo])
+    #expect(result.status == 0)
+    #expect(result.stdout.contains("INFO: 5000 records"))
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    let records = try #require(stats.category(named: "heapline_demo.LogRecord"))
+    #expect(records.persistentCount == 20_000)
+    #expect(records.persistentBytes == 20_000 * 48)
+    #expect(records.transientCount == 0)
+    let index = try #require(stats.category(named: "heapline_demo.LogIndex"))
+    #expect(index.persistentCount == 1)
+  }
+
+  @Test func thePreloadLibraryDoesNotLoadTheSwiftRuntime() throws {
+    let preload = URL(fileURLWithPath: Harness.heapline).deletingLastPathComponent()
+      .appendingPathComponent("libheapline-preload.so").path
+    let ldd = try Harness.run("/usr/bin/ldd", [preload])
+    #expect(ldd.status == 0)
+    #expect(ldd.stdout.contains("libunwind"))
+    #expect(!ldd.stdout.contains("libswiftCore"))
+    #expect(!ldd.stdout.contains("libstdc++"))
+  }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+import Testing
+
+/// `heapline record` on real C programs whose allocations the tests know exactly.
+@Suite struct RecordTests {
+  func statistics(_ trace: URL) throws -> Statistics {
+    try Statistics(reader: TraceReader(path: trace.path))
+  }
+
+  @Test func blocksFromAKnownFunctionAreExactAndTheProgramPassesThrough() throws {
+    // Given a program that makes 1,000 blocks of 48 bytes in make_blocks() and frees 400
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("blocks", in: dir)
+    let trace = dir.appendingPathComponent("blocks.trace")
+    // When it is recorded, with input on stdin and exit status 7
+    let result = try Harness.heapline(
+      ["record", "-o", trace.path, "--", program, "1000", "48", "400", "7"], stdin: "hi\n")
+    // Then its output, input and status pass through untouched
+    #expect(result.status == 7)
+    #expect(result.stdout == "stdin said: hi\nmade 1000 blocks of 48 bytes, freed 400\n")
+    #expect(result.stderr.contains("trace written to \(trace.path)"))
+    // And the trace holds exactly those blocks
+    let stats = try statistics(trace)
+    let blocks = try #require(stats.category(named: "Malloc 48 Bytes"))
+    #expect(blocks.persistentCount == 600)
+    #expect(blocks.persistentBytes == 28_800)
+    #expect(blocks.transientCount == 400)
+    #expect(blocks.totalBytes == 48_000)
+    // The peak is the moment the last block was made: 1,000 × 48 bytes and the 8,000-byte
+    // pointer array; stdio's buffers come only later.
+    #expect(stats.totals.peakLiveBytes == 48_000 + 8_000)
+    #expect(stats.trace.isComplete)
+  }
+
+  @Test func theTopStackIsSymbolizedToTheAllocatingLine() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("blocks", in: dir)
+    let trace = dir.appendingPathComponent("blocks.trace")
+    _ = try Harness.heapline(["record", "-o", trace.path, "--", program, "500", "64", "0", "0"])
+    // When the report is printed
+    let report = try Harness.heapline(["report", trace.path, "--top", "1"])
+    #expect(report.status == 0)
+    // Then the top stack is the malloc in make_blocks, with its file and line, called from main
+    let source = try String(contentsOf: Harness.fixtures.appendingPathComponent("blocks.c"))
+    let line = try #require(
+      source.split(separator: "\n", omittingEmptySubsequences: false).firstIndex {
+        $0.contains("BLOCKS_MALLOC_LINE")
+      })
+    #expect(report.stdout.contains("make_blocks"))
+    #expect(report.stdout.contains("blocks.c:\(line + 1)"))
+    #expect(report.stdout.contains("main"))
+    #expect(report.stdout.contains("32,000"))  // 500 × 64 bytes at the peak
+  }
+
+  @Test func everyMemberOfTheMallocFamilyIsRecordedExactly() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("family", in: dir)
+    let trace = dir.appendingPathComponent("family.trace")
+    let result = try Harness.heapline(["record", "-o", trace.path, "--", program])
+    #expect(result.status == 0)
+    let totals = try statistics(trace).totals
+    // 12 allocations (realloc counts as a free and an allocation), 5 frees
+    #expect(totals.allocationCount == 12)
+    #expect(totals.freeCount == 5)
+    let allocated: [UInt64] = [100, 200, 400, 50, 240, 3_000, 5_000, 128, 33, 77]
+    #expect(totals.allocatedBytes == allocated.reduce(0, +))
+    // Live: 50 (realloc chain) + 240 (calloc) + 3 × 1,000 (aligned) + 128 + 77
+    #expect(totals.liveBytes == 3_495)
+    #expect(totals.liveBlocks == 7)
+  }
+
+  @Test func fourThreadsLeaveExactlyTheBlocksTheyKept() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("threads", in: dir)
+    let trace = dir.appendingPathComponent("threads.trace")
+    #expect(try Harness.heapline(["record", "-o", trace.path, "--", program]).status == 0)
+    let stats = try statistics(trace)
+    for (index, size) in [32, 64, 96, 128].enumerated() {
+      let category = try #require(stats.category(named: "Malloc \(size) Bytes"), "thread \(index)")
+      // 10,000 made, 9,900 freed by the thread itself, 50 by its neighbour: 50 stay
+      #expect(category.persistentCount == 50)
+      #expect(category.persistentBytes == UInt64(50 * size))
+      #expect(category.transientCount == 9_950)
+    }
+  }
+
+  @Test func aForkedChildNeitherRecordsNorCorruptsTheParentsTrace() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("forker", in: dir)
+    let trace = dir.appendingPathComponent("forker.trace")
+    #expect(try Harness.heapline(["record", "-o", trace.path, "--", program]).status == 0)
+    let stats = try statistics(trace)
+    #expect(stats.trace.isComplete)
+    #expect(stats.totals.allocationCount == 10)
+    #expect(stats.totals.liveBytes == 10_000)
+    #expect(stats.category(named: "Malloc 3.00 KiB") == nil)
+  }
+
+  @Test func aProgramKilledBySIGKILLLeavesATraceReadableUpToItsLastFlush() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("killed", in: dir)
+    let trace = dir.appendingPathComponent("killed.trace")
+    let result = try Harness.heapline(
+      ["record", "-o", trace.path, "--", program], environment: ["HEAPLINE_SAMPLE_MS": "50"])
+    #expect(result.status == 128 + 9)
+    let stats = try statistics(trace)
+    #expect(!stats.trace.isComplete)
+    #expect(stats.totals.allocationCount == 200)
+    #expect(stats.totals.liveBytes == 200 * 512)
+    let report = try Harness.heapline(["report", trace.path])
+    #expect(report.status == 0)
+    #expect(report.stderr.contains("no trailer"))
+  }
+
+  @Test func depthLimitsEveryStack() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("blocks", in: dir)
+    let trace = dir.appendingPathComponent("depth.trace")
+    _ = try Harness.heapline(
+      ["record", "-o", trace.path, "--depth", "2", "--", program, "10", "16", "0", "0"])
+    let stats = try Statistics(
+      reader: TraceReader(path: trace.path), options: StatisticsOptions(topStackCount: 100))
+    #expect(!stats.topStacks.isEmpty)
+    #expect(stats.topStacks.allSatisfy { $0.frames.count <= 2 })
+  }
+}

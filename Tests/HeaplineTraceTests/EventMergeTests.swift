@@ -1,0 +1,149 @@
+import HeaplineAnalysis
+import HeaplineTrace
+import Testing
+
+@Suite("The event stream merges chunks of all threads into one time order")
+struct EventMergeTests {
+  @Test("a free in thread B of a block from thread A matches, though B's chunk comes first")
+  func crossThreadFreeWrittenEarly() throws {
+    // Given thread A allocating x at 100 and y at 300, and thread B freeing x at 200 and
+    // allocating z at 250, with B's chunk written to the file before A's
+    var writer = TraceWriter()
+    var chunkA = writer.makeChunk(threadSerial: 1)
+    let x = chunkA.alloc(at: 100, size: 64, address: 0x1000)
+    chunkA.alloc(at: 300, size: 32, address: 0x2000)
+    var chunkB = writer.makeChunk(threadSerial: 2)
+    chunkB.free(at: 200, x)
+    chunkB.alloc(at: 250, size: 16, address: 0x9000)
+    writer.append(chunkB)
+    writer.append(chunkA)
+    writer.appendTrailer(endTime: 400)
+    let trace = try TemporaryTrace(writer)
+
+    // When the events are streamed
+    let events = try trace.events().events
+
+    // Then they come in time order, the free names A's allocation, and B frees it
+    #expect(events.map(\.time) == [100, 200, 250, 300])
+    guard case .free(let free) = events[1] else {
+      Issue.record("expected a free second, got \(events[1])")
+      return
+    }
+    #expect(free.id == AllocID(threadSerial: 1, counter: 0))
+    #expect(free.threadSerial == 2)
+    // And the statistics match the free to its allocation
+    let stats = try Statistics(contentsOf: trace.path)
+    #expect(stats.totals.freeCount == 1)
+    #expect(stats.totals.unmatchedFreeCount == 0)
+    #expect(stats.totals.peakLiveBytes == 64)
+    #expect(stats.totals.peakTime == 100)
+    #expect(stats.totals.liveBytes == 48)
+  }
+
+  @Test("interleaved chunks of two threads, in scrambled file order, merge in time order")
+  func interleavedChunks() throws {
+    // Given two chunks per thread whose time ranges overlap, written newest first
+    var writer = TraceWriter()
+    var a1 = writer.makeChunk(threadSerial: 1)
+    for time: UInt64 in [100, 180, 260] { a1.alloc(at: time, size: 16, address: Address(time)) }
+    let a2First = a1.nextAllocID.counter
+    var a2 = ChunkBuilder(threadSerial: 1, firstAllocCounter: a2First)
+    for time: UInt64 in [400, 480] { a2.alloc(at: time, size: 16, address: Address(time)) }
+    var b1 = writer.makeChunk(threadSerial: 2)
+    for time: UInt64 in [150, 200, 390] { b1.alloc(at: time, size: 16, address: Address(time)) }
+    var b2 = ChunkBuilder(threadSerial: 2, firstAllocCounter: 3)
+    b2.free(at: 395, AllocID(threadSerial: 1, counter: 4))  // frees a2's 480 block: not yet
+    b2.free(at: 500, AllocID(threadSerial: 1, counter: 4))
+    for chunk in [b2, a2, b1, a1] { writer.append(chunk) }
+    let trace = try TemporaryTrace(writer)
+
+    // When the events are streamed
+    let events = try trace.events().events
+
+    // Then all of them arrive, in non-decreasing time, with per-chunk alloc counters
+    #expect(events.map(\.time) == [100, 150, 180, 200, 260, 390, 395, 400, 480, 500])
+    let allocIDs = events.compactMap { event -> AllocID? in
+      if case .alloc(let alloc) = event { return alloc.id } else { return nil }
+    }
+    #expect(allocIDs.filter { $0.threadSerial == 1 }.map(\.counter) == [0, 1, 2, 3, 4])
+    // And a free that precedes its allocation in time stays unmatched
+    let stats = try Statistics(contentsOf: trace.path)
+    #expect(stats.totals.unmatchedFreeCount == 1)
+    #expect(stats.totals.freeCount == 1)
+  }
+
+  @Test("an allocation and its free at the same instant on two threads still match")
+  func tieAllocatesFirst() throws {
+    var writer = TraceWriter()
+    var chunkB = writer.makeChunk(threadSerial: 2)
+    chunkB.free(at: 50, AllocID(threadSerial: 1, counter: 0))
+    var chunkA = writer.makeChunk(threadSerial: 1)
+    chunkA.alloc(at: 50, size: 8, address: 0x10)
+    writer.append(chunkB)
+    writer.append(chunkA)
+    let trace = try TemporaryTrace(writer)
+    let stats = try Statistics(contentsOf: trace.path)
+    #expect(stats.totals.freeCount == 1)
+    #expect(stats.totals.liveBytes == 0)
+  }
+
+  @Test("addresses are rebuilt from deltas, including going down")
+  func addressDeltas() throws {
+    var writer = TraceWriter()
+    var chunk = writer.makeChunk(threadSerial: 1)
+    let addresses: [Address] = [0x7FFF_0000_1000, 0x7FFF_0000_0800, 0x10, 0xFFFF_FFFF_FFFF_FFF0]
+    for (index, address) in addresses.enumerated() {
+      chunk.alloc(at: UInt64(index), size: 1, address: address)
+    }
+    writer.append(chunk)
+    let trace = try TemporaryTrace(writer)
+    let decoded = try trace.events().events.compactMap { event -> Address? in
+      if case .alloc(let alloc) = event { return alloc.address } else { return nil }
+    }
+    #expect(decoded == addresses)
+  }
+
+  @Test("a chunk is read only when the merge reaches its base time")
+  func lazyOpening() throws {
+    // Given a good early chunk and a damaged late one
+    var writer = TraceWriter()
+    var early = writer.makeChunk(threadSerial: 1)
+    early.alloc(at: 10, size: 16, address: 0x10)
+    early.alloc(at: 20, size: 16, address: 0x20)
+    var late = writer.makeChunk(threadSerial: 2)
+    late.alloc(at: 1_000, size: 16, address: 0x30)
+    writer.append(early)
+    let lateHeader = writer.append(late)
+    writer.bytes[Int(lateHeader.payloadOffset)] ^= 0xFF
+    let trace = try TemporaryTrace(writer)
+    // When the stream is read
+    var stream = try TraceReader(path: trace.path).events()
+    // Then the early events arrive before the damage is reported, naming the chunk
+    #expect(try stream.next()?.time == 10)
+    #expect(try stream.next()?.time == 20)
+    let error = #expect(throws: TraceError.self) { try stream.next() }
+    #expect(error?.reason == .checksumMismatch(chunk: lateHeader.offset))
+  }
+
+  @Test("metadata records defined after their use are collected by the end")
+  func lateMetadata() throws {
+    var writer = TraceWriter()
+    var chunk = writer.makeChunk(threadSerial: 1)
+    chunk.alloc(at: 0, size: 16, address: 0x10, stack: StackID(2))
+    writer.append(chunk)
+    var shim = writer.makeChunk(threadSerial: 0)
+    shim.stack(StackID(2), parent: StackID(1), pc: 0xBBB)
+    shim.stack(StackID(1), parent: .empty, pc: 0xAAA)
+    shim.module(
+      TraceModule(
+        path: "/usr/lib/libdemo.so", loadBias: 0x1000, segments: [.init(start: 0, size: 0x10000)],
+        buildID: [0xAB, 0xCD]))
+    writer.append(shim)
+    let trace = try TemporaryTrace(writer)
+    let metadata = try trace.events().metadata
+    #expect(metadata.frames(of: StackID(2)) == [0xBBB, 0xAAA])
+    #expect(metadata.module(containing: 0x1100)?.path == "/usr/lib/libdemo.so")
+    #expect(metadata.module(containing: 0x1100)?.buildID == [0xAB, 0xCD])
+    #expect(metadata.module(containing: 0x20000) == nil)
+  }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+import Testing
+
+@Suite("Report renderers")
+struct ReportRendererTests {
+  /// 3 blocks of 48 bytes from one stack, 1 freed; a 2 KiB block from another.
+  static func report() throws -> (StatisticsReport, TemporaryTrace) {
+    var writer = TraceWriter(header: TraceHeader(pid: 99))
+    var chunk = writer.makeChunk(threadSerial: 1)
+    chunk.module(
+      TraceModule(
+        path: "/nonexistent/libdemo.so", loadBias: 0x10000,
+        segments: [.init(start: 0, size: 0x10000)]))
+    chunk.stack(StackID(1), parent: .empty, pc: 0x10100)
+    chunk.stack(StackID(2), parent: StackID(1), pc: 0x10200)
+    let first = chunk.alloc(at: 1_000, size: 48, address: 0x1000, stack: StackID(2))
+    chunk.alloc(at: 2_000, size: 48, address: 0x1040, stack: StackID(2))
+    chunk.alloc(at: 3_000, size: 48, address: 0x1080, stack: StackID(2))
+    chunk.alloc(at: 4_000, size: 2048, address: 0x8000, stack: StackID(1))
+    chunk.free(at: 5_000, first)
+    writer.append(chunk)
+    writer.appendTrailer(endTime: 2_500_000_000)
+    let trace = try TemporaryTrace(writer)
+    let statistics = try Statistics(contentsOf: trace.path)
+    return (StatisticsReport(statistics: statistics, symbolizer: nil), trace)
+  }
+
+  @Test("JSON has schema version 1, the documented keys in order, and exact figures")
+  func jsonSchema() throws {
+    // Given a report
+    let (report, trace) = try Self.report()
+    // When it is rendered as JSON
+    let text = try JSONReportRenderer().render(report)
+    let json = try #require(
+      try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    // Then the top-level keys are those documented, in order
+    let topKeys = ["schema_version", "trace", "totals", "categories", "stack_count", "top_stacks"]
+    #expect(Set(json.keys) == Set(topKeys))
+    let positions = topKeys.compactMap { text.range(of: "\n  \"\($0)\":")?.lowerBound }
+    #expect(positions == positions.sorted() && positions.count == topKeys.count)
+    #expect(json["schema_version"] as? Int == 1)
+    // And each object has its documented keys
+    let traceObject = try #require(json["trace"] as? [String: Any])
+    #expect(
+      Set(traceObject.keys) == [
+        "path", "pid", "recorded_in_process", "start_realtime_ns", "duration_ns", "is_complete",
+        "last_complete_chunk_offset", "end_time_ns", "end_reason",
+      ])
+    #expect(traceObject["path"] as? String == trace.path)
+    #expect(traceObject["duration_ns"] as? Int == 2_500_000_000)
+    #expect(traceObject["end_time_ns"] is NSNull)
+    let totals = try #require(json["totals"] as? [String: Any])
+    #expect(
+      Set(totals.keys) == [
+        "allocations", "frees", "unmatched_frees", "allocated_bytes", "freed_bytes",
+        "peak_live_bytes", "peak_live_blocks", "peak_time_ns", "live_bytes", "live_blocks",
+        "rss_samples", "peak_rss_bytes", "last_rss_bytes",
+      ])
+    #expect(totals["allocated_bytes"] as? Int == 2_192)
+    #expect(totals["peak_live_bytes"] as? Int == 2_192)
+    #expect(totals["live_bytes"] as? Int == 2_144)
+    let categories = try #require(json["categories"] as? [[String: Any]])
+    #expect(categories.map { $0["name"] as? String } == ["Malloc 2.00 KiB", "Malloc 48 Bytes"])
+    #expect(
+      Set(categories[1].keys) == [
+        "id", "name", "kind", "persistent_bytes", "persistent_count", "transient_count",
+        "total_bytes", "total_count", "bytes_at_peak",
+      ])
+    #expect(categories[1]["transient_count"] as? Int == 1)
+    let stacks = try #require(json["top_stacks"] as? [[String: Any]])
+    #expect(stacks.map { $0["stack_id"] as? Int } == [1, 2])
+    #expect(
+      Set(stacks[1].keys) == [
+        "rank", "stack_id", "bytes_at_peak", "live_bytes", "live_blocks", "allocations",
+        "total_bytes", "frames",
+      ])
+    let frames = try #require(stacks[1]["frames"] as? [[String: Any]])
+    #expect(frames.map { $0["pc"] as? String } == ["0x10200", "0x10100"])
+    #expect(
+      frames.map { $0["display_name"] as? String } == ["libdemo.so+0x200", "libdemo.so+0x100"])
+    #expect(
+      Set(frames[0].keys) == [
+        "pc", "function", "display_name", "file", "line", "column", "module", "module_address",
+        "inlined",
+      ])
+  }
+
+  @Test("text shows exact bytes, the Object Alloc table and numbered frames")
+  func text() throws {
+    let (report, trace) = try Self.report()
+    let text = try TextReportRenderer().render(report)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    #expect(lines[0] == "Heapline report for '\(trace.path)'")
+    #expect(lines[1] == "  Process 99, 2.500 s")
+    #expect(lines.contains("  Peak live        2,192 B  (2.14 KiB) in 4 blocks at 4.000 µs"))
+    #expect(
+      lines.contains(
+        "  Category         Persistent Bytes  # Persistent  # Transient  Total Bytes  # Total"))
+    #expect(
+      lines.contains(
+        "  Malloc 2.00 KiB             2,048             1            0        2,048        1"))
+    #expect(
+      lines.contains(
+        "  Malloc 48 Bytes                96             2            1          144        3"))
+    #expect(lines.contains("      #0 libdemo.so+0x200  (libdemo.so)"))
+    #expect(text.hasSuffix("\n"))
+  }
+}

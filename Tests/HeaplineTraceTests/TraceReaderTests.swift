@@ -1,0 +1,196 @@
+import HeaplineTrace
+import Testing
+
+@Suite("The reader validates and indexes trace files")
+struct TraceReaderTests {
+  /// Two chunks of thread 1 and a trailer.
+  static func twoChunks() -> TraceWriter {
+    var writer = TraceWriter(header: TraceHeader(pid: 7, flags: TraceFormat.recordedInProcessFlag))
+    var first = writer.makeChunk(threadSerial: 1)
+    first.alloc(at: 0, size: 16, address: 0x10)
+    writer.append(first)
+    var second = writer.makeChunk(threadSerial: 1)
+    second.alloc(at: 100, size: 32, address: 0x20)
+    second.alloc(at: 200, size: 32, address: 0x40)
+    writer.append(second)
+    writer.appendTrailer(endTime: 300)
+    return writer
+  }
+
+  @Test("a complete trace indexes its chunks and trailer from headers alone")
+  func index() throws {
+    let writer = Self.twoChunks()
+    let trace = try TemporaryTrace(writer)
+    let reader = try TraceReader(path: trace.path)
+    #expect(reader.header.pid == 7)
+    #expect(reader.header.isRecordedInProcess)
+    #expect(reader.chunks.map(\.offset) == writer.chunks.map(\.offset))
+    #expect(reader.chunks.map(\.recordCount) == [1, 2])
+    #expect(reader.chunks[1].firstAllocCounter == 1)
+    #expect(reader.isComplete)
+    #expect(reader.incompletenessWarning == nil)
+    #expect(
+      reader.trailer == TraceTrailer(endTime: 300, eventChunkCount: 2, allocCount: 3, freeCount: 0))
+  }
+
+  @Test("a trace without a trailer is readable, incomplete, and says where it stops")
+  func missingTrailer() throws {
+    // Given a trace cut right after its second chunk
+    var writer = Self.twoChunks()
+    let end = Int(writer.chunks[1].endOffset)
+    writer.bytes.removeSubrange(end...)
+    let trace = try TemporaryTrace(writer)
+    // When it is read
+    let reader = try TraceReader(path: trace.path)
+    // Then it is incomplete, every event is there, and the warning names the last chunk
+    #expect(!reader.isComplete)
+    #expect(reader.lastCompleteChunkOffset == writer.chunks[1].offset)
+    #expect(try trace.events().events.count == 3)
+    let offset = writer.chunks[1].offset
+    #expect(
+      reader.incompletenessWarning == "trace '\(trace.path)' has no trailer (the process was killed"
+        + " or is still running); read up to its last complete chunk at offset \(offset)")
+  }
+
+  @Test("a trace cut in the middle of a chunk fails, naming the chunk and the shortfall")
+  func truncatedMidChunk() throws {
+    var writer = Self.twoChunks()
+    let chunk = writer.chunks[1]
+    writer.bytes.removeSubrange((Int(chunk.payloadOffset) + 2)...)
+    let trace = try TemporaryTrace(writer)
+    let error = #expect(throws: TraceError.self) { try TraceReader(path: trace.path) }
+    let needed = 48 + Int(chunk.storedLength)
+    #expect(
+      error?.description
+        == "corrupt trace '\(trace.path)': chunk at offset \(chunk.offset) runs past end of file"
+        + " (needs \(needed) bytes, 50 remain)")
+    #expect(error?.offset == chunk.offset)
+  }
+
+  @Test("a trace cut inside a chunk header fails the same way")
+  func truncatedChunkHeader() throws {
+    var writer = Self.twoChunks()
+    let chunk = writer.chunks[1]
+    writer.bytes.removeSubrange((Int(chunk.offset) + 20)...)
+    let trace = try TemporaryTrace(writer)
+    let error = #expect(throws: TraceError.self) { try TraceReader(path: trace.path) }
+    #expect(error?.reason == .chunkPastEnd(chunk: chunk.offset, needed: 48, remaining: 20))
+  }
+
+  @Test("a file that is not a trace is rejected at offset 0")
+  func badMagic() throws {
+    var writer = Self.twoChunks()
+    writer.bytes[0] = UInt8(ascii: "X")
+    let trace = try TemporaryTrace(writer)
+    let error = #expect(throws: TraceError.self) { try TraceReader(path: trace.path) }
+    #expect(
+      error?.description
+        == "corrupt trace '\(trace.path)': bad magic at offset 0 (not a Heapline trace)")
+  }
+
+  @Test("an empty file, a short header and an unknown version are rejected")
+  func badHeaders() throws {
+    let empty = try TemporaryTrace(bytes: [])
+    #expect(throws: TraceError(path: empty.path, reason: .emptyFile)) {
+      try TraceReader(path: empty.path)
+    }
+    let short = try TemporaryTrace(bytes: Array(TraceHeader().encoded.prefix(20)))
+    #expect(throws: TraceError(path: short.path, reason: .truncatedFileHeader(remaining: 20))) {
+      try TraceReader(path: short.path)
+    }
+    var future = Self.twoChunks()
+    future.bytes[8] = 2
+    let version = try TemporaryTrace(future)
+    let error = #expect(throws: TraceError.self) { try TraceReader(path: version.path) }
+    #expect(error?.reason == .unsupportedVersion(2))
+    #expect(error?.description.contains("format version 2 at offset 8") == true)
+  }
+
+  @Test("a missing file fails with the system's reason")
+  func missingFile() {
+    let error = #expect(throws: TraceError.self) {
+      try TraceReader(path: "/nonexistent/heapline.trace")
+    }
+    #expect(
+      error?.description
+        == "cannot open trace '/nonexistent/heapline.trace': No such file or directory")
+  }
+
+  @Test("a damaged chunk magic names the chunk")
+  func badChunkMagic() throws {
+    var writer = Self.twoChunks()
+    writer.bytes[Int(writer.chunks[1].offset)] = 0
+    let trace = try TemporaryTrace(writer)
+    #expect(
+      throws: TraceError(path: trace.path, reason: .badChunkMagic(chunk: writer.chunks[1].offset))
+    ) {
+      try TraceReader(path: trace.path)
+    }
+  }
+
+  @Test("a payload byte changed after writing fails the checksum when the chunk is read")
+  func checksumMismatch() throws {
+    var writer = Self.twoChunks()
+    let chunk = writer.chunks[0]
+    writer.bytes[Int(chunk.payloadOffset) + 1] ^= 0x01
+    let trace = try TemporaryTrace(writer)
+    let reader = try TraceReader(path: trace.path)
+    let error = #expect(throws: TraceError.self) { try reader.payload(of: reader.chunks[0]) }
+    #expect(
+      error?.description
+        == "corrupt trace '\(trace.path)': checksum mismatch in chunk at offset \(chunk.offset)")
+  }
+
+  @Test("a record cut short inside its chunk names both offsets")
+  func truncatedRecord() throws {
+    var writer = TraceWriter()
+    var chunk = writer.makeChunk(threadSerial: 1)
+    chunk.alloc(at: 0, size: 16, address: 0x10)
+    chunk.appendRaw([0x01, 0x00, 0x80])  // ALLOC: dt, then a size varint that never ends
+    let header = writer.append(chunk)
+    let trace = try TemporaryTrace(writer)
+    let recordOffset = header.payloadOffset + UInt64(chunk.payloadBytes.count - 3)
+    let error = #expect(throws: TraceError.self) { try trace.events() }
+    #expect(
+      error?.description
+        == "corrupt trace '\(trace.path)': record at offset \(recordOffset) in chunk at offset"
+        + " \(header.offset) is truncated")
+  }
+
+  @Test("an unknown record tag and a wrong record count are reported")
+  func malformedRecords() throws {
+    var writer = TraceWriter()
+    var tagged = writer.makeChunk(threadSerial: 1)
+    tagged.appendRaw([0x7F])
+    let taggedHeader = writer.append(tagged)
+    let trace = try TemporaryTrace(writer)
+    let error = #expect(throws: TraceError.self) { try trace.events() }
+    #expect(error?.description.hasSuffix("is malformed (unknown record tag 127)") == true)
+    #expect(error?.offset == taggedHeader.offset)
+
+    var counted = TraceWriter()
+    var chunk = counted.makeChunk(threadSerial: 1)
+    chunk.alloc(at: 0, size: 16, address: 0x10)
+    chunk.appendRaw([], records: 1)
+    let countedHeader = counted.append(chunk)
+    let countedTrace = try TemporaryTrace(counted)
+    #expect(
+      throws: TraceError(
+        path: countedTrace.path,
+        reason: .recordCountMismatch(chunk: countedHeader.offset, expected: 2, found: 1))
+    ) {
+      try countedTrace.events()
+    }
+  }
+
+  @Test("bytes after the trailer are an error")
+  func dataAfterTrailer() throws {
+    var writer = Self.twoChunks()
+    writer.bytes += [1, 2, 3]
+    let trace = try TemporaryTrace(writer)
+    let error = #expect(throws: TraceError.self) { try TraceReader(path: trace.path) }
+    #expect(
+      error?.description.hasSuffix(
+        "3 bytes follow the trailer at offset \(writer.chunks[1].endOffset)") == true)
+  }
+}

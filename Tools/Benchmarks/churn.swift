@@ -1,0 +1,74 @@
+// Allocation churn in Swift for the tracer benchmark (run.sh): COUNT class instances made at
+// DEPTH recursive calls below main and dropped a little later.
+//
+//   churn-swift COUNT DEPTH
+//
+// Each instance goes through swift_allocObject -> swift_slowAlloc -> malloc, and back through
+// swift_release -> swift_deallocClassInstance -> free, so the tracer sees the Swift runtime's
+// frames on top of ours and has a class header to name. Instances are kept in a ring, so they
+// escape: -O cannot promote them to the stack or remove them.
+
+final class Point {
+  var x: Int
+  var y: Int
+  init(_ x: Int, _ y: Int) {
+    self.x = x
+    self.y = y
+  }
+}
+
+final class Record {
+  var id: Int
+  var values: (Int, Int, Int, Int, Int, Int)
+  weak var next: Record?  // gives some instances a side table, as real object graphs do
+  init(_ id: Int) {
+    self.id = id
+    values = (id, id, id, id, id, id)
+  }
+}
+
+final class Counter {
+  var count = 0
+}
+
+/// Where instances live until their slot comes round again.
+var ring = [AnyObject?](repeating: nil, count: 256)
+/// Written after each recursive call so that -O keeps every level's frame.
+var sink = 0
+
+@inline(never)
+func makeInstance(_ i: Int) -> AnyObject {
+  switch i & 3 {
+  case 0, 1: return Point(i, i &+ 1)
+  case 2: return Record(i)
+  default:
+    let c = Counter()
+    c.count = i
+    return c
+  }
+}
+
+@inline(never)
+func descend(_ depth: Int, _ i: Int) -> AnyObject {
+  if depth == 0 { return makeInstance(i) }
+  let object = descend(depth - 1, i)
+  sink &+= depth
+  return object
+}
+
+@inline(never)
+func churn(count: Int, depth: Int) -> Int {
+  var sum = 0
+  for i in 0..<count {
+    let object = descend(depth, i)
+    ring[i & 255] = object  // releases the instance made 256 steps ago
+    if let p = object as? Point { sum &+= p.y }
+  }
+  for k in ring.indices { ring[k] = nil }
+  return sum
+}
+
+let arguments = CommandLine.arguments
+let count = arguments.count > 1 ? Int(arguments[1]) ?? 3_000_000 : 3_000_000
+let depth = arguments.count > 2 ? Int(arguments[2]) ?? 14 : 14
+print("\(count) instances, checksum \(churn(count: count, depth: depth) &+ sink)")
