@@ -10,7 +10,7 @@
 #   HEAPLINE          the CLI (default .build/release/heapline)
 #   HEAPLINE_PRELOAD  passed through to `heapline record` (default: the library beside the CLI)
 #   HEAPTRACK         heaptrack's launcher script (default: heaptrack on PATH)
-#   RUNS              runs per cell; the table shows the median (default 3)
+#   RUNS              runs per cell; the table shows the best (default 3)
 #   PAIRS             malloc/free pairs, or Swift instances, per workload (default 3000000)
 #   KEEP=1            keep the build directory with the binaries and traces of the last run
 #
@@ -48,18 +48,18 @@ echo "building workloads in $work"
 "${CC:-cc}" -O2 -g -fomit-frame-pointer -pthread -o "$work/churn" "$here/churn.c"
 swiftc -O -g -module-name churn -o "$work/churn-swift" "$here/churn.swift"
 
-# The measuring and the table are easier in Python; it gets everything through argv and env.
+# The measuring and the table are easier in Python; it gets its inputs from the environment.
 export BENCH_WORK="$work" BENCH_HEAPLINE="$heapline" BENCH_HEAPTRACK="$heaptrack"
 export BENCH_RUNS="${RUNS:-3}" BENCH_PAIRS="${PAIRS:-3000000}"
-python3 - <<'PYTHON'
-import ctypes, glob, json, os, resource, statistics, struct, subprocess, sys, time
+python3 -u - <<'PYTHON'
+import ctypes, glob, json, os, resource, struct, subprocess, sys, time
 
 work, heapline, heaptrack = (os.environ[k] for k in ("BENCH_WORK", "BENCH_HEAPLINE", "BENCH_HEAPTRACK"))
 runs, pairs = int(os.environ["BENCH_RUNS"]), int(os.environ["BENCH_PAIRS"])
 
-# Depths chosen so that a malloc is 20-21 frames below _start (or clone3) in every workload:
-# C adds malloc, a leaf, a path, run, main and libc's three start-up frames to the recursion;
-# Swift adds swift_slowAlloc, swift_allocObject, makeInstance and churn as well.
+# Depths chosen so that each malloc has 18-20 callers up to _start or clone3 (checked in gdb):
+# C adds a leaf, a path, run, main (or start_thread) and libc's start-up frames to the
+# recursion; Swift adds swift_slowAlloc, swift_allocObject, makeInstance and churn.
 WORKLOADS = [
     ("c-1thread", [f"{work}/churn", str(pairs), "1", "12"]),
     ("c-2threads", [f"{work}/churn", str(pairs), "2", "12"]),
@@ -168,8 +168,9 @@ for name, argv in WORKLOADS:
             cells[mode].append((wall, cpu, size, trace, out))
             print(f"  {name} run {r + 1}/{runs} {mode:9} {wall:6.2f} s wall {cpu:6.2f} s CPU",
                   file=sys.stderr)
-    results[name] = {m: (statistics.median(c[0] for c in cs), statistics.median(c[1] for c in cs),
-                         cs[-1][2]) for m, cs in cells.items()}
+    # Best of the runs, not the median: other work on the machine only ever adds time.
+    results[name] = {m: (min(c[0] for c in cs), min(c[1] for c in cs), cs[-1][2])
+                     for m, cs in cells.items()}
     hl_trace, ht_out = cells["heapline"][-1][3], cells["heaptrack"][-1][4]
     counts = trailer_counts(hl_trace)
     trailer = (f"trailer: {counts[0]} allocs, {counts[1]} frees" if counts
@@ -182,7 +183,7 @@ for name, argv in WORKLOADS:
 def mib(n):
     return f"{n / 1048576:.1f} MiB" if n >= 1048576 else f"{n / 1024:.0f} KiB"
 
-print(f"\nAllocation churn: {pairs} pairs per workload, median of {runs} runs, "
+print(f"\nAllocation churn: {pairs} pairs per workload, best of {runs} runs, "
       f"{os.cpu_count()} CPUs (wall s / CPU s, ratio to untraced)")
 head = ("workload", "untraced", "heapline", "x wall/CPU", "heaptrack", "x wall/CPU",
         "HL/HT CPU", "trace HL", "trace HT")

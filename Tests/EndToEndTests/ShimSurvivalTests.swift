@@ -1,0 +1,57 @@
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+import Testing
+
+/// The shim runs inside other people's processes: constructors that allocate before main, signal
+/// handlers that malloc, short-lived threads, dlopen, exit with threads still allocating, and a
+/// disk that fills up.
+@Suite struct ShimSurvivalTests {
+  @Test func aHostileProgramRunsUnharmedAndItsScopesAreExact() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("hostile", in: dir)
+    let trace = dir.appendingPathComponent("hostile.trace")
+    let result = try Harness.heapline(["record", "-o", trace.path, "--", program])
+    #expect(result.status == 0)
+    #expect(result.stdout == "survived: api found, sqlite open\n")
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    #expect(stats.trace.isComplete)
+    // A constructor's allocations, made before main, through the C scope API
+    let early = try #require(stats.category(named: "early"))
+    #expect(early.persistentCount == 7)
+    #expect(early.persistentBytes == 7 * 111)
+    // 100,000 made while a timer's handler mallocs and frees; 1,000 kept
+    let signals = try #require(stats.category(named: "signals"))
+    #expect(signals.persistentCount == 1_000)
+    #expect(signals.persistentBytes == 200_000)
+    // 200 threads that came and went, 10 blocks each
+    let threads = try #require(stats.category(named: "threads"))
+    #expect(threads.persistentCount == 2_000)
+    #expect(threads.transientCount == 0)
+    // The dlopened library is in the module map, so its frames are named
+    #expect(stats.modules.contains { $0.path.hasSuffix("libsqlite3.so.0") })
+    let report = try Harness.heapline(["report", trace.path, "--top", "50"])
+    #expect(report.stdout.contains("sqlite3BtreeOpen  (libsqlite3.so.0)"))
+  }
+
+  @Test func aFullDiskStopsTheRecordingButNotTheProgram() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("fulldisk", in: dir)
+    let trace = dir.appendingPathComponent("full.trace")
+    let result = try Harness.heapline(["record", "-o", trace.path, "--", program])
+    // The program finishes with its own output and status
+    #expect(result.status == 0)
+    #expect(result.stdout == "sum 19999900000\n")
+    #expect(result.stderr.contains("heapline: trace write failed, recording stopped"))
+    // What was written before the disk filled is whole and readable
+    let size = try #require(
+      try FileManager.default.attributesOfItem(atPath: trace.path)[.size] as? Int)
+    #expect(size <= 64 * 1024)
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    #expect(!stats.trace.isComplete)
+    let blocks = try #require(stats.category(named: "Malloc 32 Bytes"))
+    #expect(blocks.totalCount == blocks.persistentCount)
+    #expect(blocks.totalBytes == 24 * blocks.totalCount)
+    #expect(blocks.totalCount < 200_000)
+  }
+}
