@@ -53,6 +53,7 @@ static int hl_begin(const char *path, unsigned depth, int in_process) {
 static void hl_end(int reason) {
   atomic_store(&hl_state, HL_STOPPING);
   hl_sampler_stop();
+  hl_marks_poll(hl_sampler_buffer, hl_now());
   hl_emit_rss(hl_sampler_buffer, hl_now(), hl_read_rss());
   hl_sampler_housekeeping();  // names the last Swift types, writes the final module map
   hl_flush_all(1);
@@ -81,6 +82,7 @@ __attribute__((constructor)) static void hl_constructor(void) {
   if (atomic_load(&hl_state) != HL_ON) return;
   hl_tls.guard++;
   hl_swift_init();  // dlsym, so not before constructors run
+  hl_marks_install();
   hl_sampler_start();
   hl_tls.guard--;
 }

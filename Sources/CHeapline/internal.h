@@ -21,7 +21,8 @@ extern unsigned hl_depth;
 
 // Trace record tags and chunk kinds (TraceFormat.md).
 enum { HL_TAG_ALLOC = 1, HL_TAG_FREE = 2, HL_TAG_STACK = 3, HL_TAG_CATEGORY = 4,
-       HL_TAG_MODULE = 5, HL_TAG_RSS = 6 };
+       HL_TAG_MODULE = 5, HL_TAG_RSS = 6, HL_TAG_MARK = 7 };
+enum { HL_MARK_GENERATION = 1, HL_MARK_WARNING = 2 };
 enum { HL_CHUNK_EVENTS = 1, HL_CHUNK_TRAILER = 2 };
 enum { HL_END_EXIT = 0, HL_END_API = 1, HL_END_WRITE_FAILED = 2 };
 enum { HL_CAT_SWIFT_CLASS = 1, HL_CAT_CLOSURE = 2, HL_CAT_BOX = 3, HL_CAT_SCOPE = 4,
@@ -89,6 +90,7 @@ void hl_emit_free(struct hl_buffer *b, uint64_t time, uint32_t serial, uint64_t 
 void hl_emit_stack(struct hl_buffer *b, uint32_t id, uint32_t parent, uintptr_t pc);
 void hl_emit_category(struct hl_buffer *b, uint32_t id, int kind, const char *name, size_t len);
 void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes);
+void hl_emit_mark(struct hl_buffer *b, uint64_t time, int kind, const char *name, size_t len);
 void hl_buffer_flush(struct hl_buffer *b);  // writes the buffer as one chunk and empties it
 void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid);
 
@@ -141,6 +143,8 @@ void hl_modules_emit_if_changed(struct hl_buffer *b, int force);
 void hl_sampler_start(void);
 void hl_sampler_stop(void);
 uint64_t hl_read_rss(void);
+void hl_marks_install(void);  // the mark signal and timer, from the environment
+void hl_marks_poll(struct hl_buffer *b, uint64_t now);  // on the sampler's thread
 
 // osmem.c: memory for the shim's tables, straight from the kernel.
 void *hl_map(size_t bytes);

@@ -112,3 +112,14 @@ void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes) {
   hl_put_varint(b, bytes);
   b->records++;
 }
+
+void hl_emit_mark(struct hl_buffer *b, uint64_t time, int kind, const char *name, size_t len) {
+  if (len > 1024) len = 1024;
+  hl_ensure(b, (uint32_t)(1 + 10 + 1 + 10 + len));
+  hl_put_u8(b, HL_TAG_MARK);
+  hl_put_time(b, time);
+  hl_put_u8(b, (uint8_t)kind);
+  hl_put_varint(b, len);
+  hl_put_bytes(b, name, (uint32_t)len);
+  b->records++;
+}

@@ -46,7 +46,9 @@ static void *hl_main(void *arg) {
     struct timespec pause = {0, 10 * 1000 * 1000};
     nanosleep(&pause, NULL);
     if (++ticks % (hl_tick_ms / 10) != 0) continue;
-    hl_emit_rss(hl_sampler_buffer, hl_now(), hl_read_rss());
+    uint64_t now = hl_now();
+    hl_emit_rss(hl_sampler_buffer, now, hl_read_rss());
+    hl_marks_poll(hl_sampler_buffer, now);
     if (ticks % 50 == 0 || hl_sampler_buffer->len > HL_BUFFER_BYTES / 2) {
       hl_sampler_housekeeping();
       hl_flush_all(0);

@@ -73,7 +73,8 @@ public enum Heapline {
     var template = Array("\(directory)/heapline-XXXXXX.trace".utf8CString)
     let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 6) }
     if fd >= 0 { close(fd) }
-    return String(cString: template)
+    return String(
+      decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 }
 

@@ -23,6 +23,8 @@ public struct AllocationTotals: Hashable, Sendable {
   public var liveBytes: UInt64 = 0
   /// Blocks live at the end.
   public var liveBlocks: UInt64 = 0
+  /// Marks (generation boundaries and memory warnings) read.
+  public var markCount: UInt64 = 0
   /// RSS samples read.
   public var rssSampleCount: UInt64 = 0
   /// The largest RSS sample, in bytes.

@@ -55,6 +55,7 @@ public struct JSONReportRenderer: ReportRenderer {
       ("peak_time_ns", .unsigned(totals.peakTime)),
       ("live_bytes", .unsigned(totals.liveBytes)),
       ("live_blocks", .unsigned(totals.liveBlocks)),
+      ("marks", .unsigned(totals.markCount)),
       ("rss_samples", .unsigned(totals.rssSampleCount)),
       ("peak_rss_bytes", .unsigned(totals.peakRSSBytes)),
       ("last_rss_bytes", .unsigned(totals.lastRSSBytes)),

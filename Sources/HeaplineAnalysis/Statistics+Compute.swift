@@ -7,7 +7,7 @@ extension Statistics {
   /// let stats = try Statistics(contentsOf: "app.trace", options: .init(topStackCount: 5))
   /// ```
   ///
-  /// - Throws: ``HeaplineTrace/TraceError`` when the file cannot be opened or is damaged.
+  /// - Throws: `TraceError` when the file cannot be opened or is damaged.
   public init(contentsOf path: String, options: StatisticsOptions = StatisticsOptions())
     throws(TraceError)
   {
@@ -39,7 +39,8 @@ extension Statistics {
     metadata: TraceMetadata
   ) {
     let epoch = accumulator.peakEpoch
-    let categories = accumulator.categories.map { id, counter in
+    let categories = zip(accumulator.categoryIDs, accumulator.categoryCounters).map {
+      id, counter in
       let info = metadata.category(id)
       return CategoryStatistics(
         id: id, kind: info.kind, name: info.name, persistentBytes: counter.liveBytes,
@@ -47,7 +48,7 @@ extension Statistics {
         transientCount: counter.totalCount &- counter.liveCount, totalBytes: counter.totalBytes,
         totalCount: counter.totalCount, bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch))
     }
-    let stacks = accumulator.stacks.map { id, counter in
+    let stacks = zip(accumulator.stackIDs, accumulator.stackCounters).map { id, counter in
       StackStatistics(
         id: id, frames: [], bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch),
         liveBytes: counter.liveBytes, liveBlocks: counter.liveCount,

@@ -2,17 +2,27 @@ import HeaplineTrace
 
 /// The state of the single statistics pass: the live blocks, a counter per stack and per
 /// category, and the running totals.
+///
+/// Counters live in arrays, and a live block remembers the slots of its stack and category,
+/// so a free costs one hash lookup (the block's) rather than three.
 struct StatisticsAccumulator {
   /// What the pass must remember of a live block to undo its allocation when it is freed.
   private struct LiveBlock {
     var size: UInt64
-    var stack: StackID
-    var category: CategoryID
+    var stackSlot: Int32
+    var categorySlot: Int32
   }
 
   private var live: [AllocID: LiveBlock] = [:]
-  private(set) var stacks: [StackID: UsageCounter] = [:]
-  private(set) var categories: [CategoryID: UsageCounter] = [:]
+  private var stackSlots: [StackID: Int32] = [:]
+  private(set) var stackIDs: [StackID] = []
+  private(set) var stackCounters: [UsageCounter] = []
+  /// Slots of size-class categories, indexed by class, -1 when unused: the common case
+  /// needs no hashing.
+  private var sizeClassSlots = [Int32](repeating: -1, count: 512)
+  private var namedCategorySlots: [CategoryID: Int32] = [:]
+  private(set) var categoryIDs: [CategoryID] = []
+  private(set) var categoryCounters: [UsageCounter] = []
   private(set) var totals = AllocationTotals()
   /// Incremented each time live bytes reach a new peak; see ``UsageCounter``.
   private(set) var peakEpoch: UInt64 = 0
@@ -24,16 +34,19 @@ struct StatisticsAccumulator {
     case .alloc(let alloc): allocate(alloc)
     case .free(let free): release(free)
     case .rss(let sample): sampleRSS(sample)
+    case .mark: totals.markCount &+= 1
     }
   }
 
   private mutating func allocate(_ alloc: AllocationEvent) {
-    let block = LiveBlock(size: alloc.size, stack: alloc.stack, category: alloc.category)
+    let block = LiveBlock(
+      size: alloc.size, stackSlot: stackSlot(alloc.stack),
+      categorySlot: categorySlot(alloc.category))
     // An id that is still live means a damaged or duplicated record: retire the old block so
     // the live figures stay consistent.
     if let previous = live.updateValue(block, forKey: alloc.id) { retire(previous) }
-    stacks[alloc.stack, default: UsageCounter()].allocate(alloc.size, epoch: peakEpoch)
-    categories[alloc.category, default: UsageCounter()].allocate(alloc.size, epoch: peakEpoch)
+    stackCounters[Int(block.stackSlot)].allocate(alloc.size, epoch: peakEpoch)
+    categoryCounters[Int(block.categorySlot)].allocate(alloc.size, epoch: peakEpoch)
     totals.allocationCount &+= 1
     totals.allocatedBytes &+= alloc.size
     totals.liveBytes &+= alloc.size
@@ -58,8 +71,8 @@ struct StatisticsAccumulator {
   }
 
   private mutating func retire(_ block: LiveBlock) {
-    stacks[block.stack, default: UsageCounter()].release(block.size, epoch: peakEpoch)
-    categories[block.category, default: UsageCounter()].release(block.size, epoch: peakEpoch)
+    stackCounters[Int(block.stackSlot)].release(block.size, epoch: peakEpoch)
+    categoryCounters[Int(block.categorySlot)].release(block.size, epoch: peakEpoch)
     totals.liveBytes &-= block.size
     totals.liveBlocks &-= 1
   }
@@ -68,5 +81,31 @@ struct StatisticsAccumulator {
     totals.rssSampleCount &+= 1
     totals.peakRSSBytes = max(totals.peakRSSBytes ?? 0, sample.residentBytes)
     totals.lastRSSBytes = sample.residentBytes
+  }
+
+  private mutating func stackSlot(_ id: StackID) -> Int32 {
+    if let slot = stackSlots[id] { return slot }
+    let slot = Int32(stackIDs.count)
+    stackSlots[id] = slot
+    stackIDs.append(id)
+    stackCounters.append(UsageCounter())
+    return slot
+  }
+
+  private mutating func categorySlot(_ id: CategoryID) -> Int32 {
+    let index = Int(truncatingIfNeeded: id.rawValue)
+    if id.rawValue < UInt64(sizeClassSlots.count), sizeClassSlots[index] >= 0 {
+      return sizeClassSlots[index]
+    }
+    if let slot = namedCategorySlots[id] { return slot }
+    let slot = Int32(categoryIDs.count)
+    if id.rawValue < UInt64(sizeClassSlots.count) {
+      sizeClassSlots[index] = slot
+    } else {
+      namedCategorySlots[id] = slot
+    }
+    categoryIDs.append(id)
+    categoryCounters.append(UsageCounter())
+    return slot
   }
 }

@@ -61,6 +61,9 @@ public struct TextReportRenderer: ReportRenderer {
       "Live at end", Self.bytes(totals.liveBytes),
       Self.detail(Self.human(totals.liveBytes), "in " + Self.count(totals.liveBlocks, "block")),
     ])
+    if totals.markCount > 0 {
+      table.append(["Marks", Self.count(totals.markCount), ""])
+    }
     if let peakRSS = totals.peakRSSBytes {
       table.append(["Peak RSS", Self.bytes(peakRSS), Self.human(peakRSS)])
     }

@@ -22,7 +22,7 @@ public struct CategoryID: RawRepresentable, Hashable, Comparable, Sendable, Cust
   }
 
   /// Whether the id is a size class, which needs no CATEGORY record.
-  public var isSizeClass: Bool { rawValue < UInt64(TraceFormat.firstNamedCategory) }
+  public var isSizeClass: Bool { rawValue < UInt64(TraceConstants.firstNamedCategory) }
 
   /// The size class this id stands for, or `nil` for a named category.
   public var sizeClass: SizeClass? {

@@ -86,6 +86,15 @@ public struct ChunkBuilder: Sendable {
     recordCount += 1
   }
 
+  /// Appends a MARK: a generation boundary or a memory warning.
+  public mutating func mark(at time: UInt64, kind: MarkEvent.Kind = .generation, name: String) {
+    payload.appendUInt8(RecordTag.mark.rawValue)
+    payload.appendVarint(delta(to: time))
+    payload.appendUInt8(kind.rawValue)
+    payload.appendLengthPrefixed(Array(name.utf8))
+    recordCount += 1
+  }
+
   /// Appends a STACK node: `id` is `parent` with `pc` as its new innermost frame.
   public mutating func stack(_ id: StackID, parent: StackID, pc: UInt64) {
     payload.appendUInt8(RecordTag.stack.rawValue)

@@ -75,6 +75,12 @@ extension ChunkCursor {
     case .rss:
       time &+= try cursor.readVarint()
       return .rss(RSSSample(time: time, residentBytes: try cursor.readVarint()))
+    case .mark:
+      time &+= try cursor.readVarint()
+      let kind = MarkEvent.Kind(rawValue: try cursor.readUInt8())
+      let name = String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self)
+      return .mark(
+        MarkEvent(time: time, kind: kind, name: name, threadSerial: chunk.threadSerial))
     case .stack:
       let id = StackID(try cursor.readVarint())
       let parent = StackID(try cursor.readVarint())

@@ -46,7 +46,7 @@ public struct ChunkHeader: Hashable, Sendable {
   }
 
   /// Offset of the payload's first byte in the file.
-  public var payloadOffset: UInt64 { offset &+ UInt64(TraceFormat.chunkHeaderSize) }
+  public var payloadOffset: UInt64 { offset &+ UInt64(TraceConstants.chunkHeaderSize) }
 
   /// Offset just past the chunk: where the next chunk starts.
   public var endOffset: UInt64 { payloadOffset &+ UInt64(storedLength) }
@@ -54,7 +54,7 @@ public struct ChunkHeader: Hashable, Sendable {
   /// The header's 48 bytes.
   public var encoded: [UInt8] {
     var writer = ByteWriter()
-    writer.appendUInt32(TraceFormat.chunkMagic)
+    writer.appendUInt32(TraceConstants.chunkMagic)
     writer.appendUInt8(kind.rawValue)
     writer.appendUInt8(encoding.rawValue)
     writer.appendUInt16(0)

@@ -11,6 +11,13 @@ struct MinHeap<Element: Comparable> {
     siftUp(from: elements.count - 1)
   }
 
+  /// Replaces the smallest element: one sift instead of a pop and a push.
+  mutating func replaceMin(with element: Element) {
+    guard !elements.isEmpty else { return push(element) }
+    elements[0] = element
+    siftDown(from: 0)
+  }
+
   mutating func popMin() -> Element? {
     guard !elements.isEmpty else { return nil }
     elements.swapAt(0, elements.count - 1)

@@ -111,7 +111,7 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
       return "cannot write trace \(file) at offset \(offset): \(message)"
     case .unsupportedVersion(let version):
       return "unsupported trace \(file): format version \(version) at offset 8"
-        + " (this heapline reads version \(TraceFormat.version))"
+        + " (this heapline reads version \(TraceConstants.version))"
     default:
       return "corrupt trace \(file): \(corruptionDetail)"
     }
@@ -122,12 +122,12 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
     case .emptyFile:
       return "empty file (no header at offset 0)"
     case .truncatedFileHeader(let remaining):
-      return "file header at offset 0 is truncated (needs \(TraceFormat.fileHeaderSize) bytes,"
+      return "file header at offset 0 is truncated (needs \(TraceConstants.fileHeaderSize) bytes,"
         + " \(remaining) remain)"
     case .badMagic:
       return "bad magic at offset 0 (not a Heapline trace)"
     case .badHeaderSize(let size):
-      return "header size \(size) at offset 10 is below \(TraceFormat.fileHeaderSize)"
+      return "header size \(size) at offset 10 is below \(TraceConstants.fileHeaderSize)"
     case .chunkPastEnd(let chunk, let needed, let remaining):
       return "chunk at offset \(chunk) runs past end of file (needs \(needed) bytes,"
         + " \(remaining) remain)"

@@ -8,6 +8,8 @@ public enum TraceEvent: Hashable, Sendable {
   case free(FreeEvent)
   /// The resident set size was sampled.
   case rss(RSSSample)
+  /// A named instant: a generation boundary or a memory warning.
+  case mark(MarkEvent)
 
   /// Nanoseconds since the trace's start time.
   public var time: UInt64 {
@@ -15,6 +17,7 @@ public enum TraceEvent: Hashable, Sendable {
     case .alloc(let event): event.time
     case .free(let event): event.time
     case .rss(let sample): sample.time
+    case .mark(let mark): mark.time
     }
   }
 }
@@ -79,5 +82,37 @@ public struct RSSSample: Hashable, Sendable {
   public init(time: UInt64, residentBytes: UInt64) {
     self.time = time
     self.residentBytes = residentBytes
+  }
+}
+
+/// A MARK record: a named instant that splits the trace into generations, or a memory warning.
+public struct MarkEvent: Hashable, Sendable {
+  /// What a mark stands for.
+  public struct Kind: RawRepresentable, Hashable, Sendable {
+    /// The kind byte as written.
+    public var rawValue: UInt8
+    /// Wraps a kind byte.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// A generation boundary, from `Heapline.mark(_:)`, `heapline_mark()`, a signal or a timer.
+    public static let generation = Kind(rawValue: 1)
+    /// A memory warning; the name is its level.
+    public static let memoryWarning = Kind(rawValue: 2)
+  }
+
+  /// Nanoseconds since the trace's start time.
+  public var time: UInt64
+  /// Generation boundary or memory warning.
+  public var kind: Kind
+  /// The mark's name, or the warning's level.
+  public var name: String
+  /// Serial of the thread that wrote the mark (0 for the shim's own thread).
+  public var threadSerial: UInt32
+
+  /// Creates a mark event.
+  public init(time: UInt64, kind: Kind, name: String, threadSerial: UInt32) {
+    self.time = time
+    self.kind = kind
+    self.name = name
+    self.threadSerial = threadSerial
   }
 }

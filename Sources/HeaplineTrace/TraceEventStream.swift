@@ -5,7 +5,7 @@
 /// event, and opens a chunk (reads, checks and decompresses its payload) only when the merge
 /// reaches the chunk's base time, so it holds about one chunk per live thread.
 ///
-/// At equal times, allocations come before RSS samples and frees, and then chunks in the
+/// At equal times, allocations come before RSS samples, marks and frees, and then chunks in the
 /// order they were opened, so the order is deterministic and a free never precedes its
 /// allocation across threads.
 ///
@@ -21,7 +21,12 @@ public struct TraceEventStream {
   /// Events chunks not opened yet, by base time, then file order.
   private let pending: [ChunkHeader]
   private var nextPending = 0
-  private var open = MinHeap<OpenChunk>()
+  /// Open chunks, by slot. The heap orders small keys that name slots, so the merge never
+  /// copies a cursor.
+  private var cursors: [ChunkCursor] = []
+  private var heads: [TraceEvent] = []
+  private var freeSlots: [Int] = []
+  private var heap = MinHeap<MergeKey>()
   private var openedCount: UInt64 = 0
 
   /// Stacks, categories and modules met so far. Complete once ``next()`` returned `nil`.
@@ -42,15 +47,19 @@ public struct TraceEventStream {
   public mutating func next() throws(TraceError) -> TraceEvent? {
     while nextPending < pending.count {
       let candidate = pending[nextPending]
-      if let earliest = open.min, candidate.baseTime > earliest.event.time { break }
+      if let earliest = heap.min, candidate.baseTime > earliest.time { break }
       nextPending += 1
       try openChunk(candidate)
     }
-    guard var earliest = open.popMin() else { return nil }
-    let event = earliest.event
-    if let following = try earliest.cursor.nextEvent(metadata: &metadata) {
-      earliest.event = following
-      open.push(earliest)
+    guard let earliest = heap.min else { return nil }
+    let slot = earliest.slot
+    let event = heads[slot]
+    if let following = try cursors[slot].nextEvent(metadata: &metadata) {
+      heads[slot] = following
+      heap.replaceMin(with: MergeKey(following, order: earliest.order, slot: slot))
+    } else {
+      _ = heap.popMin()
+      freeSlots.append(slot)
     }
     eventCount &+= 1
     return event
@@ -70,26 +79,45 @@ public struct TraceEventStream {
     openedCount &+= 1
     // A chunk of metadata only (the shim's own thread, say) is used up here.
     guard let first = try cursor.nextEvent(metadata: &metadata) else { return }
-    open.push(OpenChunk(cursor: cursor, event: first, order: openedCount))
+    let slot: Int
+    if let free = freeSlots.popLast() {
+      slot = free
+      cursors[slot] = cursor
+      heads[slot] = first
+    } else {
+      slot = cursors.count
+      cursors.append(cursor)
+      heads.append(first)
+    }
+    heap.push(MergeKey(first, order: openedCount, slot: slot))
   }
 }
 
-/// A chunk being merged, with its next event.
-private struct OpenChunk: Comparable {
-  var cursor: ChunkCursor
-  var event: TraceEvent
+/// Where an open chunk's next event falls in the merge order.
+private struct MergeKey: Comparable {
+  let time: UInt64
+  /// Allocations before RSS samples and marks before frees, at equal times.
+  let rank: UInt8
+  /// Order in which the chunk was opened, to keep ties deterministic.
   let order: UInt64
+  let slot: Int
 
-  private var key: (UInt64, Int, UInt64) {
-    let rank =
-      switch event {
-      case .alloc: 0
-      case .rss: 1
-      case .free: 2
-      }
-    return (event.time, rank, order)
+  init(_ event: TraceEvent, order: UInt64, slot: Int) {
+    time = event.time
+    switch event {
+    case .alloc: rank = 0
+    case .rss, .mark: rank = 1
+    case .free: rank = 2
+    }
+    self.order = order
+    self.slot = slot
   }
 
-  static func < (lhs: OpenChunk, rhs: OpenChunk) -> Bool { lhs.key < rhs.key }
-  static func == (lhs: OpenChunk, rhs: OpenChunk) -> Bool { lhs.key == rhs.key }
+  static func < (lhs: MergeKey, rhs: MergeKey) -> Bool {
+    (lhs.time, lhs.rank, lhs.order) < (rhs.time, rhs.rank, rhs.order)
+  }
+
+  static func == (lhs: MergeKey, rhs: MergeKey) -> Bool {
+    (lhs.time, lhs.rank, lhs.order) == (rhs.time, rhs.rank, rhs.order)
+  }
 }

@@ -17,7 +17,8 @@ public struct TraceHeader: Hashable, Sendable {
 
   /// Creates a header; the defaults suit tests.
   public init(
-    version: UInt16 = TraceFormat.version, pid: UInt32 = 1, startMonotonicNanoseconds: UInt64 = 0,
+    version: UInt16 = TraceConstants.version, pid: UInt32 = 1,
+    startMonotonicNanoseconds: UInt64 = 0,
     startRealtimeNanoseconds: UInt64 = 0, maximumStackDepth: UInt32 = 64, flags: UInt32 = 0,
     pageSize: UInt32 = 4096
   ) {
@@ -31,14 +32,14 @@ public struct TraceHeader: Hashable, Sendable {
   }
 
   /// Whether the trace was recorded in process, through `Heapline.record`.
-  public var isRecordedInProcess: Bool { flags & TraceFormat.recordedInProcessFlag != 0 }
+  public var isRecordedInProcess: Bool { flags & TraceConstants.recordedInProcessFlag != 0 }
 
   /// The header's 48 bytes.
   public var encoded: [UInt8] {
     var writer = ByteWriter()
-    writer.append(TraceFormat.fileMagic)
+    writer.append(TraceConstants.fileMagic)
     writer.appendUInt16(version)
-    writer.appendUInt16(UInt16(TraceFormat.fileHeaderSize))
+    writer.appendUInt16(UInt16(TraceConstants.fileHeaderSize))
     writer.appendUInt32(pid)
     writer.appendUInt64(startMonotonicNanoseconds)
     writer.appendUInt64(startRealtimeNanoseconds)

@@ -5,22 +5,22 @@ extension TraceReader {
       TraceError(path: file.path, reason: reason)
     }
     guard file.size > 0 else { throw fail(.emptyFile) }
-    let available = Int(min(file.size, UInt64(TraceFormat.fileHeaderSize)))
+    let available = Int(min(file.size, UInt64(TraceConstants.fileHeaderSize)))
     var cursor = ByteCursor(try file.read(at: 0, count: available))
     // Check the magic first: a short file that is not a trace should say so, not "truncated".
-    let magicLength = TraceFormat.fileMagic.count
+    let magicLength = TraceConstants.fileMagic.count
     let magic = (try? cursor.readBytes(min(magicLength, available))) ?? []
-    guard magic.elementsEqual(TraceFormat.fileMagic.prefix(magic.count)) else {
+    guard magic.elementsEqual(TraceConstants.fileMagic.prefix(magic.count)) else {
       throw fail(.badMagic)
     }
-    guard available == TraceFormat.fileHeaderSize else {
+    guard available == TraceConstants.fileHeaderSize else {
       throw fail(.truncatedFileHeader(remaining: file.size))
     }
     do {
       let version = try cursor.readUInt16()
-      guard version == TraceFormat.version else { throw fail(.unsupportedVersion(version)) }
+      guard version == TraceConstants.version else { throw fail(.unsupportedVersion(version)) }
       let headerSize = try cursor.readUInt16()
-      guard Int(headerSize) >= TraceFormat.fileHeaderSize else {
+      guard Int(headerSize) >= TraceConstants.fileHeaderSize else {
         throw fail(.badHeaderSize(headerSize))
       }
       guard UInt64(headerSize) <= file.size else {
@@ -66,7 +66,7 @@ extension TraceReader {
       TraceError(path: file.path, reason: reason)
     }
     let remaining = file.size - offset
-    let headerSize = UInt64(TraceFormat.chunkHeaderSize)
+    let headerSize = UInt64(TraceConstants.chunkHeaderSize)
     guard remaining >= headerSize else {
       throw fail(.chunkPastEnd(chunk: offset, needed: headerSize, remaining: remaining))
     }
@@ -91,7 +91,7 @@ extension TraceReader {
     throws -> ChunkHeader
   {
     var cursor = ByteCursor(bytes)
-    guard try cursor.readUInt32() == TraceFormat.chunkMagic else {
+    guard try cursor.readUInt32() == TraceConstants.chunkMagic else {
       throw TraceError(path: path, reason: .badChunkMagic(chunk: offset))
     }
     let kindByte = try cursor.readUInt8()
@@ -121,14 +121,14 @@ extension TraceReader {
         throw fail("raw payload stored as \(chunk.storedLength) bytes but \(chunk.rawLength) raw")
       }
     case .zstd:
-      guard Int(chunk.rawLength) <= TraceFormat.maximumRawPayloadLength else {
+      guard Int(chunk.rawLength) <= TraceConstants.maximumRawPayloadLength else {
         throw fail("raw length \(chunk.rawLength) exceeds the 1 GiB limit")
       }
     }
     if chunk.kind == .trailer {
-      guard chunk.encoding == .raw, Int(chunk.storedLength) >= TraceFormat.trailerPayloadSize
+      guard chunk.encoding == .raw, Int(chunk.storedLength) >= TraceConstants.trailerPayloadSize
       else {
-        throw fail("trailer must be raw and \(TraceFormat.trailerPayloadSize) bytes")
+        throw fail("trailer must be raw and \(TraceConstants.trailerPayloadSize) bytes")
       }
     }
   }

@@ -21,6 +21,15 @@ extension HeaplineCommand {
     @Option(help: "The maximum number of frames in a stack (1 to 256).")
     var depth: Int = 64
 
+    @Option(help: "Write a mark (a generation boundary) every SECONDS.")
+    var markEvery: Double?
+
+    @Option(
+      help: ArgumentHelp(
+        "The signal that writes a mark when sent to the program (0 for none).",
+        valueName: "signal-number"))
+    var markSignal: Int32 = SIGUSR2
+
     @Argument(parsing: .captureForPassthrough, help: "The program and its arguments, after --.")
     var command: [String] = []
 
@@ -31,6 +40,12 @@ extension HeaplineCommand {
       }
       guard (1...256).contains(depth) else {
         throw ValidationError("--depth must be from 1 to 256, not \(depth)")
+      }
+      if let every = markEvery, !(every >= 0.01 && every < 1e6) {
+        throw ValidationError("--mark-every must be a number of seconds from 0.01, not \(every)")
+      }
+      guard (0..<65).contains(markSignal) else {
+        throw ValidationError("--mark-signal must be a signal number, not \(markSignal)")
       }
     }
 
@@ -43,12 +58,15 @@ extension HeaplineCommand {
       let name = String(program.split(separator: "/").last ?? "program")
       let path = ProgramLocator.absolute(output ?? "heapline.\(name).\(getpid()).trace")
       try TraceFileCheck.prepare(path)
+      var environment = [
+        "LD_PRELOAD": preload, "HEAPLINE_OUTPUT": path, "HEAPLINE_DEPTH": String(depth),
+        "HEAPLINE_RECORDER_PID": String(getpid()), "HEAPLINE_MARK_SIGNAL": String(markSignal),
+      ]
+      if let every = markEvery {
+        environment["HEAPLINE_MARK_EVERY_MS"] = String(Int((every * 1000).rounded()))
+      }
       let status = try ChildProcess.run(
-        executable: executable, arguments: command,
-        environment: [
-          "LD_PRELOAD": preload, "HEAPLINE_OUTPUT": path, "HEAPLINE_DEPTH": String(depth),
-          "HEAPLINE_RECORDER_PID": String(getpid()),
-        ])
+        executable: executable, arguments: command, environment: environment)
       if TraceFileCheck.isEmpty(path) {
         CLIOutput.warning(
           "'\(program)' did not load the preload library (a static or setuid program?): "

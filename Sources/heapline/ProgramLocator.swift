@@ -36,7 +36,7 @@ enum ProgramLocator {
     if path.hasPrefix("/") { return path }
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
     guard getcwd(&buffer, buffer.count) != nil else { return path }
-    return String(cString: buffer) + "/" + path
+    return text(buffer) + "/" + path
   }
 
   private static func isExecutable(_ path: String) -> Bool {
@@ -48,8 +48,13 @@ enum ProgramLocator {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
     let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     guard n > 0 else { return "." }
-    let path = String(cString: buffer)
+    let path = text(buffer)
     return String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+  }
+
+  /// The NUL-terminated text in a C buffer.
+  static func text(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 }
 

@@ -43,7 +43,8 @@ import Testing
     let report = try Harness.heapline(["report", trace.path, "--top", "1"])
     #expect(report.status == 0)
     // Then the top stack is the malloc in make_blocks, with its file and line, called from main
-    let source = try String(contentsOf: Harness.fixtures.appendingPathComponent("blocks.c"))
+    let source = try String(
+      contentsOf: Harness.fixtures.appendingPathComponent("blocks.c"), encoding: .utf8)
     let line = try #require(
       source.split(separator: "\n", omittingEmptySubsequences: false).firstIndex {
         $0.contains("BLOCKS_MALLOC_LINE")

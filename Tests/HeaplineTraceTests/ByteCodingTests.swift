@@ -47,7 +47,7 @@ struct ByteCodingTests {
   @Test("fixed-width reads are little endian and bounds-checked")
   func littleEndian() throws {
     var cursor = ByteCursor([0x48, 0x4C, 0x43, 0x4B, 0x01])
-    #expect(try cursor.readUInt32() == TraceFormat.chunkMagic)
+    #expect(try cursor.readUInt32() == TraceConstants.chunkMagic)
     #expect(throws: ByteCursor.Failure.truncated) { try cursor.readUInt16() }
   }
 

@@ -146,4 +146,34 @@ struct EventMergeTests {
     #expect(metadata.module(containing: 0x1100)?.buildID == [0xAB, 0xCD])
     #expect(metadata.module(containing: 0x20000) == nil)
   }
+
+  @Test("marks from the shim's thread arrive in time order and leave the figures alone")
+  func marks() throws {
+    // Given a mark and a memory warning written by thread 0 between two allocations
+    var writer = TraceWriter()
+    var chunk = writer.makeChunk(threadSerial: 1)
+    chunk.alloc(at: 10, size: 16, address: 0x10)
+    chunk.alloc(at: 30, size: 16, address: 0x20)
+    var shim = writer.makeChunk(threadSerial: 0)
+    shim.mark(at: 20, name: "loaded")
+    shim.mark(at: 25, kind: .memoryWarning, name: "urgent")
+    writer.append(chunk)
+    writer.append(shim)
+    let trace = try TemporaryTrace(writer)
+    // When the events are streamed
+    let events = try trace.events().events
+    // Then the marks sit between the allocations, with their names and kinds
+    #expect(events.map(\.time) == [10, 20, 25, 30])
+    #expect(
+      events[1] == .mark(MarkEvent(time: 20, kind: .generation, name: "loaded", threadSerial: 0)))
+    guard case .mark(let warning) = events[2] else {
+      Issue.record("expected a mark, got \(events[2])")
+      return
+    }
+    #expect(warning.kind == .memoryWarning)
+    #expect(warning.name == "urgent")
+    let stats = try Statistics(contentsOf: trace.path)
+    #expect(stats.totals.markCount == 2)
+    #expect(stats.totals.liveBytes == 32)
+  }
 }

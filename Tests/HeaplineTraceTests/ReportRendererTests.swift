@@ -56,7 +56,7 @@ struct ReportRendererTests {
       Set(totals.keys) == [
         "allocations", "frees", "unmatched_frees", "allocated_bytes", "freed_bytes",
         "peak_live_bytes", "peak_live_blocks", "peak_time_ns", "live_bytes", "live_blocks",
-        "rss_samples", "peak_rss_bytes", "last_rss_bytes",
+        "marks", "rss_samples", "peak_rss_bytes", "last_rss_bytes",
       ])
     #expect(totals["allocated_bytes"] as? Int == 2_192)
     #expect(totals["peak_live_bytes"] as? Int == 2_192)

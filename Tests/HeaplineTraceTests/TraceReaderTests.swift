@@ -5,7 +5,8 @@ import Testing
 struct TraceReaderTests {
   /// Two chunks of thread 1 and a trailer.
   static func twoChunks() -> TraceWriter {
-    var writer = TraceWriter(header: TraceHeader(pid: 7, flags: TraceFormat.recordedInProcessFlag))
+    var writer = TraceWriter(
+      header: TraceHeader(pid: 7, flags: TraceConstants.recordedInProcessFlag))
     var first = writer.makeChunk(threadSerial: 1)
     first.alloc(at: 0, size: 16, address: 0x10)
     writer.append(first)

@@ -25,6 +25,9 @@ int heapline_is_recording(void);
 /// Writes every thread's buffered events to the trace now.
 void heapline_flush(void);
 
+/// Writes a mark named `name` at this instant: a generation boundary for `heapline diff`.
+void heapline_mark(const char *name);
+
 /// Makes `name` the category of everything this thread allocates until the matching pop.
 /// Returns a token for `heapline_scope_pop`. Scopes nest.
 uint32_t heapline_scope_push(const char *name);

@@ -2,7 +2,7 @@
 ///
 /// The layout they describe is documented in <doc:TraceFormat>. The C shim writes the same
 /// values; change both sides together and bump ``version`` when the layout changes.
-public enum TraceFormat {
+public enum TraceConstants {
   /// The eight bytes every trace starts with: ASCII `HEAPLINE`.
   public static let fileMagic: [UInt8] = Array("HEAPLINE".utf8)
   /// The format version this reader understands and the writer produces.
@@ -48,4 +48,5 @@ enum RecordTag: UInt8 {
   case category = 0x04
   case module = 0x05
   case rss = 0x06
+  case mark = 0x07
 }
