@@ -34,8 +34,7 @@ enum ChildProcess {
     let argv = arguments.map { strdup($0) } + [nil]
     let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer {
-      argv.forEach { free($0) }
-      envp.forEach { free($0) }
+      for pointer in argv + envp { free(pointer) }
     }
     // Like a shell running a foreground job: ^C and ^\ go to the program; heapline waits for it
     // and still says where the trace went.

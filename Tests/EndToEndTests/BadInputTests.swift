@@ -60,6 +60,7 @@ import Testing
     let dir = try Harness.temporaryDirectory()
     let file = dir.appendingPathComponent("text.trace")
     try Data("hello, world, this is not a trace at all; it is text.\n".utf8).write(to: file)
-    expectOneLineError(try Harness.heapline(["report", file.path]), mentioning: "not a Heapline trace")
+    expectOneLineError(
+      try Harness.heapline(["report", file.path]), mentioning: "not a Heapline trace")
   }
 }

@@ -52,7 +52,9 @@ enum Harness {
     var env = ProcessInfo.processInfo.environment
     env.merge(environment) { $1 }
     process.environment = env
-    let input = Pipe(), output = Pipe(), errors = Pipe()
+    let input = Pipe()
+    let output = Pipe()
+    let errors = Pipe()
     process.standardInput = input
     process.standardOutput = output
     process.standardError = errors

@@ -84,7 +84,7 @@ final class Widget {
         free(valloc(5_000))
       }
     }
-    defer { live.forEach { free($0) } }
+    defer { for pointer in live { free(pointer) } }
     // Then 5 blocks of 50 + 240 + 3,000 bytes stay, of 9 allocations (realloc counts as one)
     let family = try #require(recording.statistics.category(named: "Family"))
     #expect(family.persistentCount == 5)
@@ -100,18 +100,20 @@ final class Widget {
       var threads: [pthread_t] = []
       for _ in 0..<4 {
         var thread = pthread_t()
-        pthread_create(&thread, nil, { _ in
-          Heapline.category("Churn") {
-            // A plain buffer, not an Array: nothing but these blocks is allocated in the scope
-            let kept = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 250)
-            for i in 0..<5_000 {
-              let block = malloc(64)
-              if i < 4_750 { free(block) } else { kept[i - 4_750] = block }
+        pthread_create(
+          &thread, nil,
+          { _ in
+            Heapline.category("Churn") {
+              // A plain buffer, not an Array: nothing but these blocks is allocated in the scope
+              let kept = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 250)
+              for i in 0..<5_000 {
+                let block = malloc(64)
+                if i < 4_750 { free(block) } else { kept[i - 4_750] = block }
+              }
+              kept.deallocate()
             }
-            kept.deallocate()
-          }
-          return nil
-        }, nil)
+            return nil
+          }, nil)
         threads.append(thread)
       }
       for thread in threads { pthread_join(thread, nil) }
