@@ -12,7 +12,8 @@
 // frames it leaves on the stack can be told apart from the caller's and dropped.
 #define HL_HOOK __attribute__((section("hl_text")))
 
-enum { HL_DEFAULT_DEPTH = 64, HL_MAX_DEPTH = 256, HL_BUFFER_BYTES = 64 * 1024 };
+enum { HL_DEFAULT_DEPTH = 64, HL_MAX_DEPTH = 256, HL_BUFFER_BYTES = 64 * 1024,
+       HL_NODE_CACHE = 4096 };
 
 // Recording state of the process, read by every hook.
 enum hl_state { HL_UNINIT = 0, HL_OFF = 1, HL_ON = 2, HL_STOPPING = 3 };
@@ -52,6 +53,10 @@ struct hl_buffer {
   uint32_t cache_depth;  // the previous stack, to resume the trie walk where it differs
   void *cache_pcs[HL_MAX_DEPTH];
   uint32_t cache_ids[HL_MAX_DEPTH];
+  struct hl_node_cache {  // (parent, pc) -> id, so most frames never reach the shared table
+    uintptr_t pc;
+    uint32_t parent, id;
+  } nodes[HL_NODE_CACHE];
   uint8_t data[HL_BUFFER_BYTES];
 };
 

@@ -14,6 +14,7 @@ void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
   b->last_addr = 0;
   b->pending.valid = 0;
   b->cache_depth = 0;
+  memset(b->nodes, 0, sizeof b->nodes);  // ids belong to the trace they were made for
 }
 
 void hl_buffer_flush(struct hl_buffer *b) {

@@ -47,6 +47,8 @@ void hl_stacks_init(void) {
 
 // The node for `pc` under `parent`, made (and written to the trace) when it is new.
 HL_HOOK static uint32_t hl_intern(struct hl_buffer *b, uint32_t parent, uintptr_t pc) {
+  struct hl_node_cache *cached = &b->nodes[slot_of(parent, pc, HL_NODE_CACHE - 1)];
+  if (cached->id && cached->pc == pc && cached->parent == parent) return cached->id;
   hl_spin_lock(&hl_stack_lock);
   if ((hl_count + 1) * 2 > hl_capacity && !hl_grow()) {
     hl_spin_unlock(&hl_stack_lock);
@@ -66,6 +68,7 @@ HL_HOOK static uint32_t hl_intern(struct hl_buffer *b, uint32_t parent, uintptr_
   // Written by the thread that made the node, so it may land after a use of the id from
   // another thread; readers resolve stacks once the whole trace is read.
   if (fresh) hl_emit_stack(b, id, parent, pc);
+  *cached = (struct hl_node_cache){.pc = pc, .parent = parent, .id = id};
   return id;
 }
 
