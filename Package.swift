@@ -6,6 +6,8 @@ let package = Package(
   products: [
     .executable(name: "heapline", targets: ["heapline"]),
     .library(name: "Heapline", targets: ["Heapline"]),
+    .library(name: "HeaplineImaging", targets: ["HeaplineImaging"]),
+    .executable(name: "slideshow", targets: ["slideshow"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
@@ -14,6 +16,9 @@ let package = Package(
     .systemLibrary(
       name: "CLibunwind", pkgConfig: "libunwind", providers: [.apt(["libunwind-dev"])]),
     .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+    .systemLibrary(
+      name: "CLibjpeg", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+    .systemLibrary(name: "CLibpng", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
     // The shim. The same sources are compiled on their own into the preload library by
     // Tools/build-preload.sh, because a SwiftPM dynamic product would pull in libswiftCore.
     .target(
@@ -23,6 +28,17 @@ let package = Package(
     .target(name: "HeaplineTrace", dependencies: ["CZstd"]),
     .target(name: "HeaplineAnalysis", dependencies: ["HeaplineTrace"]),
     .target(name: "Heapline", dependencies: ["CHeapline", "HeaplineTrace", "HeaplineAnalysis"]),
+    // libjpeg and libpng report errors by longjmp, which Swift frames must never see: this C
+    // target keeps every setjmp and every call that may longjmp on the C side.
+    .target(name: "CHeaplineImaging", dependencies: ["CLibjpeg", "CLibpng"]),
+    .target(name: "HeaplineImaging", dependencies: ["Heapline", "CHeaplineImaging"]),
+    .executableTarget(
+      name: "slideshow",
+      dependencies: [
+        "HeaplineImaging", "Heapline",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      path: "Tools/Slideshow"),
     .executableTarget(
       name: "heapline",
       dependencies: [
@@ -32,6 +48,8 @@ let package = Package(
     .executableTarget(name: "heapline-demo", path: "Tools/Demo"),
     .testTarget(name: "HeaplineTraceTests", dependencies: ["HeaplineTrace", "HeaplineAnalysis"]),
     .testTarget(name: "HeaplineTests", dependencies: ["Heapline"]),
+    .testTarget(
+      name: "HeaplineImagingTests", dependencies: ["HeaplineImaging", "Heapline", "HeaplineTrace"]),
     .testTarget(
       name: "EndToEndTests", dependencies: ["HeaplineTrace", "HeaplineAnalysis"],
       exclude: ["Fixtures"]),

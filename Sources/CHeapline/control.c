@@ -1,6 +1,7 @@
 // Starting and stopping a recording: from the environment when preloaded by `heapline record`,
 // or through the API in process. Also the process events the shim must survive: early calls,
 // fork and exit.
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ static void hl_fork_child(void) {
   atomic_store(&hl_state, HL_OFF);
   hl_threads_after_fork_child();
   hl_sampler_forget();
+  hl_pressure_after_fork_child();
   hl_writer_abandon();
 }
 
@@ -51,10 +53,13 @@ static int hl_begin(const char *path, unsigned depth, int in_process) {
 }
 
 static void hl_end(int reason) {
+  hl_pressure_quiesce();
   atomic_store(&hl_state, HL_STOPPING);
   hl_sampler_stop();
   hl_marks_poll(hl_sampler_buffer, hl_now());
-  hl_emit_rss(hl_sampler_buffer, hl_now(), hl_read_rss());
+  uint64_t rss = hl_read_rss();
+  hl_emit_rss(hl_sampler_buffer, hl_now(), rss);
+  hl_footprint_emit(hl_sampler_buffer, HL_FOOTPRINT_END, rss);
   hl_sampler_housekeeping();  // names the last Swift types, writes the final module map
   hl_flush_all(1);
   hl_writer_close(reason);
@@ -76,13 +81,30 @@ void hl_lazy_init(void) {
   hl_tls.guard--;
 }
 
+// True when the process's malloc is this copy's. A program that links the shim itself (a Swift
+// program using the Heapline module) and also runs with the preload library holds two copies;
+// only the one whose hooks the process calls may record, or both would write the same trace.
+static int hl_owns_malloc(void) {
+  Dl_info mine, used;
+  void *process_malloc = dlsym(RTLD_DEFAULT, "malloc");
+  if (!process_malloc || !dladdr((void *)hl_fork_child, &mine) || !dladdr(process_malloc, &used))
+    return 1;
+  return mine.dli_fbase == used.dli_fbase;
+}
+
 __attribute__((constructor)) static void hl_constructor(void) {
+  // Still uninitialized here means no malloc has reached this copy's hooks: see if another has.
+  if (atomic_load(&hl_state) == HL_UNINIT && !hl_owns_malloc()) {
+    atomic_store(&hl_state, HL_OFF);
+    return;
+  }
   hl_lazy_init();
   pthread_atfork(NULL, NULL, hl_fork_child);
   if (atomic_load(&hl_state) != HL_ON) return;
   hl_tls.guard++;
   hl_swift_init();  // dlsym, so not before constructors run
   hl_marks_install();
+  hl_pressure_install();  // the warning signal, PSI, --warn-at and --memory-limit
   hl_sampler_start();
   hl_tls.guard--;
 }

@@ -23,11 +23,13 @@ extern unsigned hl_depth;
 // Trace record tags and chunk kinds (TraceFormat.md).
 enum { HL_TAG_ALLOC = 1, HL_TAG_FREE = 2, HL_TAG_STACK = 3, HL_TAG_CATEGORY = 4,
        HL_TAG_MODULE = 5, HL_TAG_RSS = 6, HL_TAG_MARK = 7 };
+enum { HL_TAG_BACKING_ALLOC = 0x20, HL_TAG_BACKING_FREE = 0x21, HL_TAG_WARNING = 0x22,
+       HL_TAG_WARNING_RESPONSE = 0x23, HL_TAG_FOOTPRINT = 0x24, HL_TAG_MEMORY_LIMIT = 0x25 };
 enum { HL_MARK_GENERATION = 1, HL_MARK_WARNING = 2 };
 enum { HL_CHUNK_EVENTS = 1, HL_CHUNK_TRAILER = 2 };
-enum { HL_END_EXIT = 0, HL_END_API = 1, HL_END_WRITE_FAILED = 2 };
+enum { HL_END_EXIT = 0, HL_END_API = 1, HL_END_WRITE_FAILED = 2, HL_END_MEMORY_LIMIT = 3 };
 enum { HL_CAT_SWIFT_CLASS = 1, HL_CAT_CLOSURE = 2, HL_CAT_BOX = 3, HL_CAT_SCOPE = 4,
-       HL_CAT_SWIFT_OTHER = 5 };
+       HL_CAT_SWIFT_OTHER = 5, HL_CAT_BACKING = 6 };
 #define HL_REGISTERED_CATEGORY 0x40000000u
 
 // A per-thread buffer. Its owner moves it IDLE -> BUSY around each event; another thread that
@@ -127,6 +129,10 @@ int hl_live_peek(uint64_t addr, uint32_t serial, uint64_t counter, uint64_t word
 int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category);
 uint64_t hl_live_bytes_in(uint32_t category, uint64_t *blocks);
 void hl_live_clear(void);
+// For the leak scan: every shard's lock, and a shard's slots (addr 0 is empty) while held.
+void hl_live_lock_all(void);
+void hl_live_unlock_all(void);
+int hl_live_shard(int i, const struct hl_block **slots, uint32_t *capacity, uint32_t *count);
 
 // categories.c: size classes, named scopes and the Swift type cache.
 uint32_t hl_size_class(uint64_t size);
@@ -150,6 +156,33 @@ void hl_sampler_stop(void);
 uint64_t hl_read_rss(void);
 void hl_marks_install(void);  // the mark signal and timer, from the environment
 void hl_marks_poll(struct hl_buffer *b, uint64_t now);  // on the sampler's thread
+// leakctl.c: leak scans at exit, on a signal, on a timer (HEAPLINE_LEAKS_*) and from the API.
+enum { HL_TAG_LEAK_SCAN = 0x10, HL_TAG_LEAK_BLOCK = 0x11, HL_TAG_LEAK_EDGE = 0x12 };
+void hl_leaks_sampler_started(void);  // on the sampler's thread: its stack is never a root
+void hl_leaks_poll(uint64_t now);     // on the sampler's thread: signal and timer scans
+int hl_stopworld_signal(void);        // other threads of the shim must not block it
+
+// backing.c: memory that code maps itself and reports (heapline_backing_alloc).
+uint64_t hl_backing_total(void);  // bytes reported now, recording or not
+
+// footprint.c: RSS broken down, written at the end of a recording and at a memory-limit kill.
+enum { HL_FOOTPRINT_END = 1, HL_FOOTPRINT_LIMIT = 2 };
+void hl_footprint_emit(struct hl_buffer *b, int reason, uint64_t rss);
+uint64_t hl_live_usable_bytes(uint64_t *requested, uint64_t *blocks);  // live.c: walks the table
+
+// pressure.c and budget.c: memory warnings, their observers and their sources.
+enum { HL_SOURCE_API = 1, HL_SOURCE_TIMER = 2, HL_SOURCE_SIGNAL = 3, HL_SOURCE_LIMIT = 4,
+       HL_SOURCE_PSI = 5 };
+void hl_pressure_install(void);  // from the environment, when `heapline record` started us
+// Writes the warning's MARK and WARNING records into `b` (or the calling thread's buffer when
+// NULL) and queues it for the observers; returns its serial.
+uint32_t hl_pressure_raise(struct hl_buffer *b, int level, int source, uint64_t time,
+                           uint64_t footprint, uint64_t limit, int deliver);
+void hl_pressure_after_fork_child(void);
+void hl_pressure_quiesce(void);  // lets a round of observers in progress record its answers
+void hl_budget_install(void);  // --warn-at and --memory-limit, from the environment
+void hl_budget_tick(struct hl_buffer *b, uint64_t now, uint64_t rss);  // on the sampler's thread
+void hl_memory_limit_kill(uint64_t now, uint64_t rss, uint64_t limit);  // does not return
 
 // osmem.c: memory for the shim's tables, straight from the kernel.
 void *hl_map(size_t bytes);

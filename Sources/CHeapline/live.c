@@ -1,6 +1,7 @@
 // The live table: every block the recording has seen allocated and not yet freed. It is split
 // into shards, each a small open-addressing table under its own lock, so threads that free and
 // allocate at once rarely meet. Its memory comes from mmap, never from malloc.
+#include <malloc.h>
 #include <string.h>
 
 #include "internal.h"
@@ -138,4 +139,45 @@ void hl_live_clear(void) {
     s->count = 0;
     hl_spin_unlock(&s->lock);
   }
+}
+
+// Sums the requested and the usable sizes of the live blocks, for the footprint at the end of a
+// recording. It reads each block's malloc header, under its shard's lock so that no block is
+// freed meanwhile; only at the end, never per event.
+uint64_t hl_live_usable_bytes(uint64_t *requested, uint64_t *blocks) {
+  uint64_t usable = 0, asked = 0, count = 0;
+  for (int i = 0; i < HL_SHARDS; i++) {
+    struct hl_shard *s = &hl_shards[i];
+    hl_spin_lock(&s->lock);
+    for (uint32_t j = 0; j < s->capacity; j++)
+      if (s->slots[j].addr) {
+        asked += s->slots[j].size;
+        usable += malloc_usable_size((void *)(uintptr_t)s->slots[j].addr);
+        count++;
+      }
+    hl_spin_unlock(&s->lock);
+  }
+  *requested = asked;
+  *blocks = count;
+  return usable;
+}
+
+// For the leak scan (leakctl.c): while it holds every shard's lock no block is added or removed,
+// so it can stop the world without waiting for a stopped thread's lock.
+void hl_live_lock_all(void) {
+  for (int i = 0; i < HL_SHARDS; i++) hl_spin_lock(&hl_shards[i].lock);
+}
+
+void hl_live_unlock_all(void) {
+  for (int i = HL_SHARDS - 1; i >= 0; i--) hl_spin_unlock(&hl_shards[i].lock);
+}
+
+// Shard `i`'s slots (addr 0 marks an empty one; NULL when it never held a block), with every
+// lock held. Returns 0 once `i` is past the last shard.
+int hl_live_shard(int i, const struct hl_block **slots, uint32_t *capacity, uint32_t *count) {
+  if (i < 0 || i >= HL_SHARDS) return 0;
+  *slots = hl_shards[i].slots;
+  *capacity = hl_shards[i].slots ? hl_shards[i].capacity : 0;
+  *count = hl_shards[i].count;
+  return 1;
 }

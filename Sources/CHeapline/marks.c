@@ -58,11 +58,16 @@ void hl_marks_poll(struct hl_buffer *b, uint64_t now) {
   }
 }
 
+void hl_finish_pending_for_flush(struct hl_buffer *b);
+
 void heapline_mark(const char *name) {
   if (atomic_load(&hl_state) != HL_ON || !name) return;
   hl_tls.guard++;
   struct hl_buffer *b = hl_acquire();
   if (b) {
+    // The thread's last allocation is still pending (it waits for a Swift header); written
+    // after the mark, it would take the mark's time and fall on the wrong side of it.
+    hl_finish_pending_for_flush(b);
     hl_emit_mark(b, hl_now(), HL_MARK_GENERATION, name, strlen(name));
     hl_release(b);
   }

@@ -41,14 +41,19 @@ void hl_sampler_housekeeping(void) {
 static void *hl_main(void *arg) {
   (void)arg;
   hl_tls.internal = 1;  // what this thread allocates (the Swift runtime, naming) is not traced
+  hl_leaks_sampler_started();
   unsigned ticks = 0;
   while (atomic_load(&hl_running)) {
     struct timespec pause = {0, 10 * 1000 * 1000};
     nanosleep(&pause, NULL);
+    hl_leaks_poll(hl_now());  // leak scans asked for by a signal or a timer
     if (++ticks % (hl_tick_ms / 10) != 0) continue;
-    uint64_t now = hl_now();
-    hl_emit_rss(hl_sampler_buffer, now, hl_read_rss());
+    uint64_t now = hl_now(), rss = hl_read_rss();
+    // Marks first: they carry earlier times (a signal's arrival, a timer's exact multiple),
+    // and a buffer's records never go back in time, so after the sample they would take its.
     hl_marks_poll(hl_sampler_buffer, now);
+    hl_emit_rss(hl_sampler_buffer, now, rss);
+    hl_budget_tick(hl_sampler_buffer, now, rss);  // --warn-at and --memory-limit
     if (ticks % 50 == 0 || hl_sampler_buffer->len > HL_BUFFER_BYTES / 2) {
       hl_sampler_housekeeping();
       hl_flush_all(0);
@@ -64,6 +69,7 @@ void hl_sampler_start(void) {
   // The program's signals must never be delivered to the shim's thread.
   sigset_t all, old;
   sigfillset(&all);
+  sigdelset(&all, hl_stopworld_signal());  // a leak scan must be able to stop it
   pthread_sigmask(SIG_SETMASK, &all, &old);
   hl_tls.guard++;
   hl_started = pthread_create(&hl_thread, NULL, hl_main, NULL) == 0;

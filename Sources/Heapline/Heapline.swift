@@ -16,12 +16,25 @@ import HeaplineTrace
 /// let thumbnails = recording.statistics.category(named: "MyApp.Thumbnail")
 /// #expect(thumbnails?.persistentCount == 100)
 /// ```
+/// Turns for ``Heapline/record(to:depth:_:)``. Error-checking, so that a nested call on the
+/// same thread fails (EDEADLK) rather than waiting for itself.
+nonisolated(unsafe) private var recordingTurn: pthread_mutex_t = {
+  var mutex = pthread_mutex_t()
+  var attributes = pthread_mutexattr_t()
+  pthread_mutexattr_init(&attributes)
+  pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+  pthread_mutex_init(&mutex, &attributes)
+  pthread_mutexattr_destroy(&attributes)
+  return mutex
+}()
+
 public enum Heapline {
   /// Records every allocation that any thread of this process makes while `body` runs, and
   /// returns the statistics of that extent: the same figures `heapline report` prints.
   ///
-  /// Only one recording runs at a time in a process; a second one throws
-  /// ``HeaplineError/alreadyRecording``.
+  /// Only one recording runs at a time in a process. A call from another thread waits for the
+  /// running one to end (tests that record run in parallel); a call from inside `body`, or
+  /// while a recording started otherwise is running, throws ``HeaplineError/alreadyRecording``.
   /// - Parameters:
   ///   - path: where the trace goes; by default a temporary file, removed once read.
   ///   - depth: the maximum number of frames in a stack.
@@ -29,6 +42,8 @@ public enum Heapline {
     to path: String? = nil, depth: Int = 64, _ body: () throws -> Void
   ) throws -> Recording {
     let tracePath = path ?? temporaryTracePath()
+    guard pthread_mutex_lock(&recordingTurn) == 0 else { throw HeaplineError.alreadyRecording }
+    defer { pthread_mutex_unlock(&recordingTurn) }
     try start(path: tracePath, depth: depth)
     do {
       try body()
@@ -38,8 +53,8 @@ public enum Heapline {
     }
     let stopped = heapline_stop()
     guard stopped == 0 else { throw HeaplineError.io("stopping the recording", stopped) }
-    defer { if path == nil { unlink(tracePath) } }
-    return try Recording(path: tracePath)
+    // A temporary trace lives as long as the recording, for its timeline and generations.
+    return try Recording(path: tracePath, isTemporary: path == nil)
   }
 
   /// Runs `body` with `name` as the category of everything this thread allocates inside it,

@@ -7,8 +7,12 @@ public struct Recording: Sendable {
   public let statistics: Statistics
   /// Whether the trace was complete (it always is, unless a write failed).
   public let isComplete: Bool
+  /// The trace file, kept for the analyses that read it again (timeline, generations).
+  let trace: RecordedTrace
 
-  init(path: String) throws {
+  init(path: String, isTemporary: Bool = false) throws {
+    // First, so that a temporary trace is removed even when reading it fails.
+    trace = RecordedTrace(path: path, isTemporary: isTemporary)
     let reader = try TraceReader(path: path)
     statistics = try Statistics(reader: reader)
     isComplete = reader.isComplete

@@ -25,7 +25,7 @@ public struct JSONReportRenderer: ReportRenderer {
             Self.stack(stack, rank: rank + 1, frames: report.frames(of: stack))
           })
       ),
-    ])
+    ] + Self.memoryMembers(report))
     return document.rendered() + "\n"
   }
 
@@ -76,7 +76,7 @@ public struct JSONReportRenderer: ReportRenderer {
     ])
   }
 
-  private static func stack(_ stack: StackStatistics, rank: Int, frames: [SymbolizedFrame])
+  static func stack(_ stack: StackStatistics, rank: Int, frames: [SymbolizedFrame])
     -> JSONValue
   {
     .object([
@@ -110,6 +110,7 @@ public struct JSONReportRenderer: ReportRenderer {
     case .exited: "exited"
     case .stopped: "stopped"
     case .writeFailed: "write_failed"
+    case .memoryLimit: "memory_limit"
     default: "reason_\(reason.rawValue)"
     }
   }

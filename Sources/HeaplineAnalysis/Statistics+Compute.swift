@@ -62,6 +62,25 @@ extension Statistics {
       trace: Self.summary(of: reader, options: options, lastEventTime: accumulator.lastEventTime),
       totals: accumulator.totals, categories: categories.sorted(by: Self.ranksHigher),
       topStacks: topStacks, stackCount: stacks.count, modules: metadata.modules)
+    applyMemory(accumulator, metadata: metadata, options: options)
+  }
+
+  private mutating func applyMemory(
+    _ accumulator: StatisticsAccumulator, metadata: TraceMetadata, options: StatisticsOptions
+  ) {
+    let memory = accumulator.memory
+    backingStores = memory.statistics(metadata: metadata, stackCount: options.topStackCount)
+    memoryWarnings = memory.warnings
+    memoryLimitKill = memory.kill
+    if let (time, value) = memory.footprint {
+      footprint = FootprintBreakdown(time: time, footprint: value)
+    } else {
+      footprint = FootprintBreakdown(
+        time: trace.durationNanoseconds, isMeasured: false, residentBytes: totals.lastRSSBytes,
+        mallocLiveBytes: totals.liveBytes, mallocLiveBlocks: totals.liveBlocks,
+        mallocOverheadBytes: nil, backingStoreBytes: backingStores.liveBytes,
+        allocatorFreeBytes: nil)
+    }
   }
 
   private static func summary(

@@ -27,6 +27,16 @@ public struct Statistics: Sendable {
   public var stackCount: Int
   /// The trace's module map, for symbolizing ``topStacks``.
   public var modules: [TraceModule]
+  /// Memory outside malloc that the program reported: totals, categories, stacks.
+  public var backingStores = BackingStoreStatistics()
+  /// RSS reconciled with malloc and the backing stores, at the end.
+  public var footprint = FootprintBreakdown(
+    time: 0, isMeasured: false, residentBytes: nil, mallocLiveBytes: 0, mallocLiveBlocks: 0,
+    mallocOverheadBytes: nil, backingStoreBytes: 0, allocatorFreeBytes: nil)
+  /// Every memory warning, in time order, with what each observer freed.
+  public var memoryWarnings: [MemoryWarningStatistics] = []
+  /// The memory-limit kill that ended the recording, if one did.
+  public var memoryLimitKill: MemoryLimitKill?
 
   /// Creates statistics from their parts.
   public init(

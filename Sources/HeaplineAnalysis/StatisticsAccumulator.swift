@@ -27,6 +27,8 @@ struct StatisticsAccumulator {
   /// Incremented each time live bytes reach a new peak; see ``UsageCounter``.
   private(set) var peakEpoch: UInt64 = 0
   private(set) var lastEventTime: UInt64 = 0
+  /// Backing stores, memory warnings, footprints and a memory-limit kill.
+  private(set) var memory = MemoryAccumulator()
 
   mutating func apply(_ event: TraceEvent) {
     lastEventTime = max(lastEventTime, event.time)
@@ -35,6 +37,8 @@ struct StatisticsAccumulator {
     case .free(let free): release(free)
     case .rss(let sample): sampleRSS(sample)
     case .mark: totals.markCount &+= 1
+    case .backingStore(let store): memory.apply(store)
+    case .memory(let event): memory.apply(event)
     }
   }
 

@@ -18,7 +18,8 @@ public struct StatisticsReport: Sendable {
   /// offsets only.
   public init(statistics: Statistics, symbolizer: Symbolizer?) {
     self.statistics = statistics
-    let pcs = statistics.topStacks.flatMap(\.frames)
+    let pcs =
+      statistics.topStacks.flatMap(\.frames) + statistics.backingStores.topStacks.flatMap(\.frames)
     self.symbols = (symbolizer ?? Symbolizer(toolPath: nil))
       .symbolize(pcs, modules: statistics.modules)
   }

@@ -14,6 +14,7 @@ public struct TextReportRenderer: ReportRenderer {
     var lines = headerLines(statistics.trace)
     lines += [""] + totalsLines(statistics.totals)
     lines += [""] + categoryLines(statistics.categories)
+    lines += Self.memoryLines(statistics)
     lines += [""] + stackLines(report)
     return lines.joined(separator: "\n") + "\n"
   }
@@ -148,6 +149,7 @@ public struct TextReportRenderer: ReportRenderer {
     case .exited: "the process exited"
     case .stopped: "stopped through the API"
     case .writeFailed: "a write failed, so later events are missing"
+    case .memoryLimit: "the process exceeded its memory limit and was killed"
     default: "end reason \(reason.rawValue)"
     }
   }

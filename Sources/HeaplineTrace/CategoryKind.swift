@@ -20,6 +20,8 @@ public struct CategoryKind: RawRepresentable, Hashable, Sendable, CustomStringCo
   public static let scope = CategoryKind(rawValue: 4)
   /// Another Swift heap object.
   public static let otherSwiftObject = CategoryKind(rawValue: 5)
+  /// Memory outside malloc that code reported, `Heapline.backingStore(allocated:category:id:)`.
+  public static let backingStore = CategoryKind(rawValue: 6)
 
   /// A stable snake_case name, used by the JSON report.
   public var description: String {
@@ -30,6 +32,7 @@ public struct CategoryKind: RawRepresentable, Hashable, Sendable, CustomStringCo
     case 3: "box"
     case 4: "scope"
     case 5: "swift_object"
+    case 6: "backing_store"
     default: "kind_\(rawValue)"
     }
   }

@@ -142,3 +142,72 @@ public struct ChunkBuilder: Sendable {
     return time - previous
   }
 }
+
+extension ChunkBuilder {
+  /// Appends a BACKING_ALLOC (`.allocated`) or BACKING_FREE (`.released`) record.
+  ///
+  /// ```swift
+  /// chunk.category(CategoryID(0x4000_0000), kind: .backingStore, name: "Decoded images")
+  /// chunk.backingStore(at: 1_000, .allocated, id: 0x7000, bytes: 4_096,
+  ///                    category: CategoryID(0x4000_0000))
+  /// ```
+  public mutating func backingStore(
+    at time: UInt64, _ kind: BackingStoreEvent.Kind, id: UInt64, bytes: UInt64,
+    category: CategoryID, stack: StackID = .empty
+  ) {
+    payload.appendUInt8((kind == .allocated ? RecordTag.backingAlloc : .backingFree).rawValue)
+    payload.appendVarint(delta(to: time))
+    payload.appendVarint(id)
+    payload.appendVarint(bytes)
+    payload.appendVarint(category.rawValue)
+    if kind == .allocated { payload.appendVarint(stack.rawValue) }
+    recordCount += 1
+  }
+
+  /// Appends a memory warning as the shim writes it: a MARK of kind 2 named after its level,
+  /// then its WARNING record.
+  public mutating func memoryWarning(at time: UInt64, _ warning: MemoryWarning) {
+    mark(at: time, kind: .memoryWarning, name: warning.level.description)
+    payload.appendUInt8(RecordTag.warning.rawValue)
+    payload.appendVarint(delta(to: time))
+    payload.appendVarint(UInt64(warning.serial))
+    payload.appendUInt8(warning.level.rawValue)
+    payload.appendUInt8(warning.source.rawValue)
+    payload.appendVarint(warning.footprintBytes)
+    payload.appendVarint(warning.limitBytes ?? 0)
+    recordCount += 1
+  }
+
+  /// Appends a WARNING_RESPONSE: what one observer freed for a warning.
+  public mutating func warningResponse(at time: UInt64, _ response: WarningResponse) {
+    payload.appendUInt8(RecordTag.warningResponse.rawValue)
+    payload.appendVarint(delta(to: time))
+    payload.appendVarint(UInt64(response.serial))
+    payload.appendVarint(response.freedBytes)
+    payload.appendLengthPrefixed(Array(response.observer.utf8))
+    recordCount += 1
+  }
+
+  /// Appends a FOOTPRINT record.
+  public mutating func footprint(at time: UInt64, _ footprint: Footprint) {
+    payload.appendUInt8(RecordTag.footprint.rawValue)
+    payload.appendVarint(delta(to: time))
+    payload.appendUInt8(footprint.reason.rawValue)
+    for value in [
+      footprint.residentBytes, footprint.mallocLiveBytes, footprint.mallocUsableBytes,
+      footprint.mallocLiveBlocks, footprint.backingStoreBytes, footprint.allocatorFreeBytes,
+    ] {
+      payload.appendVarint(value)
+    }
+    recordCount += 1
+  }
+
+  /// Appends a MEMORY_LIMIT record.
+  public mutating func memoryLimitExceeded(at time: UInt64, _ limit: MemoryLimitExceeded) {
+    payload.appendUInt8(RecordTag.memoryLimit.rawValue)
+    payload.appendVarint(delta(to: time))
+    payload.appendVarint(limit.footprintBytes)
+    payload.appendVarint(limit.limitBytes)
+    recordCount += 1
+  }
+}

@@ -92,6 +92,12 @@ extension ChunkCursor {
       metadata.addCategory(CategoryInfo(id: id, kind: kind, name: name))
     case .module:
       metadata.addModule(try decodeModule())
+    case .leakScan, .leakBlock, .leakEdge:
+      try LeakRecords.decode(tag, from: &cursor, into: &metadata)
+    case .backingAlloc, .backingFree:
+      return .backingStore(try decodeBackingStore(isAllocation: tag == .backingAlloc))
+    case .warning, .warningResponse, .footprint, .memoryLimit:
+      return .memory(try decodeMemory(tag))
     }
     return nil
   }
@@ -135,5 +141,61 @@ extension ChunkCursor {
     let path = String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self)
     let buildID = Array(try cursor.readLengthPrefixedBytes())
     return TraceModule(path: path, loadBias: bias, segments: segments, buildID: buildID)
+  }
+}
+
+extension ChunkCursor {
+  private mutating func decodeBackingStore(isAllocation: Bool) throws -> BackingStoreEvent {
+    time &+= try cursor.readVarint()
+    let id = try cursor.readVarint()
+    let bytes = try cursor.readVarint()
+    let category = CategoryID(try cursor.readVarint())
+    let stack = isAllocation ? StackID(try cursor.readVarint()) : .empty
+    return BackingStoreEvent(
+      time: time, kind: isAllocation ? .allocated : .released, id: id, bytes: bytes,
+      category: category, stack: stack, threadSerial: chunk.threadSerial)
+  }
+
+  private mutating func decodeMemory(_ tag: RecordTag) throws -> MemoryEvent {
+    time &+= try cursor.readVarint()
+    let detail: MemoryEvent.Detail
+    switch tag {
+    case .warning:
+      let serial = try readSerial()
+      let level = PressureLevel(rawValue: try cursor.readUInt8())
+      let source = WarningSource(rawValue: try cursor.readUInt8())
+      let footprint = try cursor.readVarint()
+      let limit = try cursor.readVarint()
+      detail = .warning(
+        MemoryWarning(
+          serial: serial, level: level, source: source, footprintBytes: footprint,
+          limitBytes: limit == 0 ? nil : limit))
+    case .warningResponse:
+      let serial = try readSerial()
+      let freed = try cursor.readVarint()
+      let name = String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self)
+      detail = .response(WarningResponse(serial: serial, observer: name, freedBytes: freed))
+    case .footprint:
+      let reason = Footprint.Reason(rawValue: try cursor.readUInt8())
+      detail = .footprint(
+        Footprint(
+          reason: reason, residentBytes: try cursor.readVarint(),
+          mallocLiveBytes: try cursor.readVarint(), mallocUsableBytes: try cursor.readVarint(),
+          mallocLiveBlocks: try cursor.readVarint(), backingStoreBytes: try cursor.readVarint(),
+          allocatorFreeBytes: try cursor.readVarint()))
+    default:
+      let footprint = try cursor.readVarint()
+      detail = .limitExceeded(
+        MemoryLimitExceeded(footprintBytes: footprint, limitBytes: try cursor.readVarint()))
+    }
+    return MemoryEvent(time: time, threadSerial: chunk.threadSerial, detail: detail)
+  }
+
+  private mutating func readSerial() throws -> UInt32 {
+    let serial = try cursor.readVarint()
+    guard let value = UInt32(exactly: serial) else {
+      throw MalformedRecord(detail: "warning serial \(serial) exceeds 32 bits")
+    }
+    return value
   }
 }

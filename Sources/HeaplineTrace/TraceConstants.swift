@@ -49,4 +49,13 @@ enum RecordTag: UInt8 {
   case module = 0x05
   case rss = 0x06
   case mark = 0x07
+  case leakScan = 0x10
+  case leakBlock = 0x11
+  case leakEdge = 0x12
+  case backingAlloc = 0x20
+  case backingFree = 0x21
+  case warning = 0x22
+  case warningResponse = 0x23
+  case footprint = 0x24
+  case memoryLimit = 0x25
 }

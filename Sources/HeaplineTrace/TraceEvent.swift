@@ -10,6 +10,10 @@ public enum TraceEvent: Hashable, Sendable {
   case rss(RSSSample)
   /// A named instant: a generation boundary or a memory warning.
   case mark(MarkEvent)
+  /// Memory outside malloc was reported or released.
+  case backingStore(BackingStoreEvent)
+  /// A memory warning's details, an observer's answer, a footprint or a memory-limit kill.
+  case memory(MemoryEvent)
 
   /// Nanoseconds since the trace's start time.
   public var time: UInt64 {
@@ -18,6 +22,8 @@ public enum TraceEvent: Hashable, Sendable {
     case .free(let event): event.time
     case .rss(let sample): sample.time
     case .mark(let mark): mark.time
+    case .backingStore(let store): store.time
+    case .memory(let memory): memory.time
     }
   }
 }

@@ -5,9 +5,9 @@
 /// event, and opens a chunk (reads, checks and decompresses its payload) only when the merge
 /// reaches the chunk's base time, so it holds about one chunk per live thread.
 ///
-/// At equal times, allocations come before RSS samples, marks and frees, and then chunks in the
-/// order they were opened, so the order is deterministic and a free never precedes its
-/// allocation across threads.
+/// At equal times, allocations (of malloc blocks and backing stores) come before RSS samples,
+/// marks, memory events and frees, and then chunks in the order they were opened, so the order
+/// is deterministic and a free never precedes its allocation across threads.
 ///
 /// ```swift
 /// var stream = reader.events()
@@ -106,8 +106,9 @@ private struct MergeKey: Comparable {
     time = event.time
     switch event {
     case .alloc: rank = 0
-    case .rss, .mark: rank = 1
+    case .rss, .mark, .memory: rank = 1
     case .free: rank = 2
+    case .backingStore(let store): rank = store.kind == .allocated ? 0 : 2
     }
     self.order = order
     self.slot = slot

@@ -24,6 +24,9 @@ public struct TraceMetadata: Sendable {
   public private(set) var namedCategories: [CategoryID: CategoryInfo] = [:]
   /// Every MODULE record read so far, oldest first; lookups prefer the latest.
   public private(set) var modules: [TraceModule] = []
+  /// Every leak scan read so far, by its number: LEAK_SCAN records with their LEAK_BLOCK and
+  /// LEAK_EDGE records.
+  public internal(set) var leakScans: [UInt64: LeakScan] = [:]
 
   /// Creates empty tables.
   public init() {}

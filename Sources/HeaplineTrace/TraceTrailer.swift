@@ -12,6 +12,9 @@ public struct TraceTrailer: Hashable, Sendable {
     public static let stopped = EndReason(rawValue: 1)
     /// A write to the trace failed, so events after it are missing.
     public static let writeFailed = EndReason(rawValue: 2)
+    /// The footprint crossed `heapline record --memory-limit`: the shim ended the recording
+    /// and killed the process with SIGKILL.
+    public static let memoryLimit = EndReason(rawValue: 3)
   }
 
   /// Nanoseconds from the start time to the end of recording.

@@ -46,7 +46,12 @@ enum ChildProcess {
     sigaddset(&defaults, SIGINT)
     sigaddset(&defaults, SIGQUIT)
     posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+    // A program starts with no signal blocked, whatever thread of ours starts it (a test
+    // runner's worker blocks them all): the mark and warning signals must reach it.
+    var unblocked = sigset_t()
+    sigemptyset(&unblocked)
+    posix_spawnattr_setsigmask(&attributes, &unblocked)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
     let oldInt = signal(SIGINT, SIG_IGN)
     let oldQuit = signal(SIGQUIT, SIG_IGN)
     defer {

@@ -30,6 +30,12 @@ extension HeaplineCommand {
         valueName: "signal-number"))
     var markSignal: Int32 = SIGUSR2
 
+    @OptionGroup(title: "Memory warnings and budget")
+    var memory: MemoryPressureOptions
+
+    @OptionGroup(title: "Leak scans")
+    var leakScans: LeakScanOptions
+
     @Argument(parsing: .captureForPassthrough, help: "The program and its arguments, after --.")
     var command: [String] = []
 
@@ -65,6 +71,8 @@ extension HeaplineCommand {
       if let every = markEvery {
         environment["HEAPLINE_MARK_EVERY_MS"] = String(Int((every * 1000).rounded()))
       }
+      environment.merge(try memory.environment()) { $1 }
+      environment.merge(leakScans.environment()) { $1 }
       let status = try ChildProcess.run(
         executable: executable, arguments: command, environment: environment)
       if TraceFileCheck.isEmpty(path) {
@@ -74,7 +82,13 @@ extension HeaplineCommand {
       } else {
         CLIOutput.note("trace written to \(path)")
       }
-      if status.signal != 0 { CLIOutput.note("'\(program)' was ended by signal \(status.signal)") }
+      // A kill for --memory-limit is reported with its low-memory report instead.
+      let killedForBudget =
+        status.signal == SIGKILL
+        && MemoryPressureOptions.reportKill(program: name, trace: path) != nil
+      if status.signal != 0 && !killedForBudget {
+        CLIOutput.note("'\(program)' was ended by signal \(status.signal)")
+      }
       throw ExitCode(status.code)
     }
   }

@@ -32,10 +32,11 @@ extension HeaplineCommand {
     @Option(help: "The output format: text or json.")
     var format: Format = .text
 
+    // `--up-to` was the first name of `--at`; it stays as an alias.
     @Option(
-      name: .customLong("up-to"),
+      name: [.customLong("at"), .customLong("up-to")],
       help: ArgumentHelp(
-        "Report the statistics as they stood this many seconds into the trace.",
+        "Report the statistics as they stood at this instant, in seconds into the trace.",
         valueName: "seconds"))
     var upTo: Double?
 
@@ -45,7 +46,7 @@ extension HeaplineCommand {
     func validate() throws {
       guard top >= 0 else { throw ValidationError("--top must be 0 or more, not \(top)") }
       if let upTo, !(upTo >= 0 && upTo < 1e9) {
-        throw ValidationError("--up-to must be a number of seconds from 0, not \(upTo)")
+        throw ValidationError("--at must be a number of seconds from 0, not \(upTo)")
       }
     }
 

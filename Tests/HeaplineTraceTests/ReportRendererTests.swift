@@ -36,7 +36,10 @@ struct ReportRendererTests {
     let json = try #require(
       try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     // Then the top-level keys are those documented, in order
-    let topKeys = ["schema_version", "trace", "totals", "categories", "stack_count", "top_stacks"]
+    let topKeys = [
+      "schema_version", "trace", "totals", "categories", "stack_count", "top_stacks",
+      "backing_stores", "footprint", "memory_warnings", "memory_limit_kill",
+    ]
     #expect(Set(json.keys) == Set(topKeys))
     let positions = topKeys.compactMap { text.range(of: "\n  \"\($0)\":")?.lowerBound }
     #expect(positions == positions.sorted() && positions.count == topKeys.count)

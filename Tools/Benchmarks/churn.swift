@@ -31,11 +31,6 @@ final class Counter {
   var count = 0
 }
 
-/// Where instances live until their slot comes round again.
-var ring = [AnyObject?](repeating: nil, count: 256)
-/// Written after each recursive call so that -O keeps every level's frame.
-var sink = 0
-
 @inline(never)
 func makeInstance(_ i: Int) -> AnyObject {
   switch i & 3 {
@@ -48,20 +43,25 @@ func makeInstance(_ i: Int) -> AnyObject {
   }
 }
 
+// Returns a sum along with the instance, and adds to it after the recursive call, so that -O
+// keeps every level's frame. No globals: a global would add an exclusivity check
+// (swift_beginAccess) at every level, which then dominates the untraced time.
 @inline(never)
-func descend(_ depth: Int, _ i: Int) -> AnyObject {
-  if depth == 0 { return makeInstance(i) }
-  let object = descend(depth - 1, i)
-  sink &+= depth
-  return object
+func descend(_ depth: Int, _ i: Int) -> (AnyObject, Int) {
+  if depth == 0 { return (makeInstance(i), 0) }
+  let (object, sum) = descend(depth - 1, i)
+  return (object, sum &+ depth)
 }
 
 @inline(never)
 func churn(count: Int, depth: Int) -> Int {
+  // Where instances live until their slot comes round again.
+  var ring = [AnyObject?](repeating: nil, count: 256)
   var sum = 0
   for i in 0..<count {
-    let object = descend(depth, i)
+    let (object, levels) = descend(depth, i)
     ring[i & 255] = object  // releases the instance made 256 steps ago
+    sum &+= levels
     if let p = object as? Point { sum &+= p.y }
   }
   for k in ring.indices { ring[k] = nil }
@@ -71,4 +71,4 @@ func churn(count: Int, depth: Int) -> Int {
 let arguments = CommandLine.arguments
 let count = arguments.count > 1 ? Int(arguments[1]) ?? 3_000_000 : 3_000_000
 let depth = arguments.count > 2 ? Int(arguments[2]) ?? 14 : 14
-print("\(count) instances, checksum \(churn(count: count, depth: depth) &+ sink)")
+print("\(count) instances, checksum \(churn(count: count, depth: depth))")

@@ -10,7 +10,7 @@
 #   HEAPLINE          the CLI (default .build/release/heapline)
 #   HEAPLINE_PRELOAD  passed through to `heapline record` (default: the library beside the CLI)
 #   HEAPTRACK         heaptrack's launcher script (default: heaptrack on PATH)
-#   RUNS              runs per cell; the table shows the best (default 3)
+#   RUNS              quiet runs per cell; the table shows the best (default 5)
 #   PAIRS             malloc/free pairs, or Swift instances, per workload (default 3000000)
 #   KEEP=1            keep the build directory with the binaries and traces of the last run
 #
@@ -50,7 +50,7 @@ swiftc -O -g -module-name churn -o "$work/churn-swift" "$here/churn.swift"
 
 # The measuring and the table are easier in Python; it gets its inputs from the environment.
 export BENCH_WORK="$work" BENCH_HEAPLINE="$heapline" BENCH_HEAPTRACK="$heaptrack"
-export BENCH_RUNS="${RUNS:-3}" BENCH_PAIRS="${PAIRS:-3000000}"
+export BENCH_RUNS="${RUNS:-5}" BENCH_PAIRS="${PAIRS:-3000000}"
 python3 -u - <<'PYTHON'
 import ctypes, glob, json, os, resource, struct, subprocess, sys, time
 
@@ -72,9 +72,19 @@ WORKLOADS = [
 if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:
     sys.exit("prctl(PR_SET_CHILD_SUBREAPER) failed: CPU times would miss orphaned helpers")
 
+def busy_seconds():
+    """CPU time the whole machine has spent busy, steal included (first line of /proc/stat)."""
+    with open("/proc/stat") as f:
+        user, nice, system, idle, iowait, irq, softirq, steal = map(int, f.readline().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
 def measure(argv):
-    """Runs argv to completion with all its descendants; returns (wall s, CPU s, stdout+stderr)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    """Runs argv to completion with all its descendants.
+
+    Returns (wall s, CPU s, foreign CPU s, stdout+stderr). Foreign CPU is what the rest of the
+    machine used meanwhile: on a 2-CPU machine, any of it competes with the tracers' helpers.
+    """
+    before, busy = resource.getrusage(resource.RUSAGE_CHILDREN), busy_seconds()
     start = time.perf_counter()
     proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, errors="replace")
@@ -86,9 +96,10 @@ def measure(argv):
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    foreign = busy_seconds() - busy - cpu
     if proc.returncode != 0:
         sys.exit(f"failed ({proc.returncode}): {' '.join(argv)}\n{proc.stdout[-2000:]}")
-    return wall, cpu, proc.stdout
+    return wall, cpu, foreign, proc.stdout
 
 def heaptrack_file(prefix):
     """heaptrack appends .zst or .gz to -o, depending on what it found at install time."""
@@ -100,13 +111,10 @@ def run_mode(mode, argv, name):
     for f in glob.glob(trace + "*"):
         os.remove(f)
     if mode == "untraced":
-        wall, cpu, out = measure(argv)
-        return wall, cpu, None, out
+        return measure(argv), None
     if mode == "heapline":
-        wall, cpu, out = measure([heapline, "record", "-o", trace + ".trace", "--"] + argv)
-        return wall, cpu, trace + ".trace", out
-    wall, cpu, out = measure([heaptrack, "-o", trace] + argv)
-    return wall, cpu, heaptrack_file(trace), out
+        return measure([heapline, "record", "-o", trace + ".trace", "--"] + argv), trace + ".trace"
+    return measure([heaptrack, "-o", trace] + argv), heaptrack_file(trace)
 
 def trailer_counts(path):
     """ALLOC and FREE records from the trace's trailer chunk (TraceFormat.md), or None."""
@@ -157,20 +165,35 @@ def heaptrack_count(out):
     return None
 
 MODES = ("untraced", "heapline", "heaptrack")
+# A build running beside the benchmark inflates every cell, and the ratios by different amounts.
+load = os.getloadavg()[0]
+if load > 0.5 * (os.cpu_count() or 1):
+    print(f"warning: load average {load:.1f} on {os.cpu_count()} CPUs: other work will skew "
+          "the numbers; rerun on a quiet machine", file=sys.stderr)
 results, checks = {}, []
 started = time.perf_counter()
+disturbed = 0
 for name, argv in WORKLOADS:
-    cells = {m: [] for m in MODES}
-    for r in range(runs):
+    cells, clean = {m: [] for m in MODES}, {m: [] for m in MODES}
+    # A run during which other processes took CPU is repeated, up to twice the runs: on this
+    # size of machine one compile beside us doubles heaptrack's wall time.
+    for r in range(2 * runs):
+        if all(len(clean[m]) >= runs for m in MODES):
+            break
         for mode in MODES:  # interleaved, so that drift of the machine hits every mode alike
-            wall, cpu, trace, out = run_mode(mode, argv, name)
+            (wall, cpu, foreign, out), trace = run_mode(mode, argv, name)
             size = os.path.getsize(trace) if trace else 0
             cells[mode].append((wall, cpu, size, trace, out))
-            print(f"  {name} run {r + 1}/{runs} {mode:9} {wall:6.2f} s wall {cpu:6.2f} s CPU",
+            quiet = foreign < 0.05 + 0.05 * wall  # /proc/stat counts in 10 ms ticks
+            if quiet:
+                clean[mode].append(cells[mode][-1])
+            disturbed += not quiet
+            print(f"  {name} run {r + 1} {mode:9} {wall:6.2f} s wall {cpu:6.2f} s CPU"
+                  f"{'' if quiet else f'  (disturbed: {foreign:.2f} s foreign CPU)'}",
                   file=sys.stderr)
     # Best of the runs, not the median: other work on the machine only ever adds time.
-    results[name] = {m: (min(c[0] for c in cs), min(c[1] for c in cs), cs[-1][2])
-                     for m, cs in cells.items()}
+    results[name] = {m: (min(c[0] for c in (clean[m] or cs)), min(c[1] for c in (clean[m] or cs)),
+                         cs[-1][2], not clean[m]) for m, cs in cells.items()}
     hl_trace, ht_out = cells["heapline"][-1][3], cells["heaptrack"][-1][4]
     counts = trailer_counts(hl_trace)
     trailer = (f"trailer: {counts[0]} allocs, {counts[1]} frees" if counts
@@ -189,10 +212,11 @@ head = ("workload", "untraced", "heapline", "x wall/CPU", "heaptrack", "x wall/C
         "HL/HT CPU", "trace HL", "trace HT")
 rows = []
 for name, r in results.items():
-    (uw, uc, _), (hw, hc, hs), (tw, tc, ts) = r["untraced"], r["heapline"], r["heaptrack"]
-    rows.append((name, f"{uw:.2f}/{uc:.2f}", f"{hw:.2f}/{hc:.2f}", f"{hw / uw:.1f}/{hc / uc:.1f}",
-                 f"{tw:.2f}/{tc:.2f}", f"{tw / uw:.1f}/{tc / uc:.1f}", f"{hc / tc:.2f}",
-                 mib(hs), mib(ts)))
+    (uw, uc, _, ud), (hw, hc, hs, hd), (tw, tc, ts, td) = (r[m] for m in MODES)
+    mark = lambda noisy: "*" if noisy else ""  # no undisturbed run
+    rows.append((name, f"{uw:.2f}/{uc:.2f}{mark(ud)}", f"{hw:.2f}/{hc:.2f}{mark(hd)}",
+                 f"{hw / uw:.1f}/{hc / uc:.1f}", f"{tw:.2f}/{tc:.2f}{mark(td)}",
+                 f"{tw / uw:.1f}/{tc / uc:.1f}", f"{hc / tc:.2f}", mib(hs), mib(ts)))
 widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
 for row in [head] + rows:
     print("  ".join(str(x).ljust(w) if i == 0 else str(x).rjust(w)
@@ -200,5 +224,9 @@ for row in [head] + rows:
 print("\nCorrectness (last run of each workload):")
 for line in checks:
     print("  " + line)
+if disturbed:
+    print(f"\n{disturbed} runs overlapped other work and were repeated"
+          + ("; * marks a cell with no quiet run" if any(r[m][3] for r in results.values()
+                                                        for m in MODES) else ""))
 print(f"\nbenchmark took {time.perf_counter() - started:.0f} s")
 PYTHON

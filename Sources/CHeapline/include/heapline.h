@@ -39,6 +39,87 @@ void heapline_scope_pop(uint32_t token);
 /// them; and the number of live blocks. For tests and diagnostics.
 uint64_t heapline_scope_live_bytes(const char *name, uint64_t *blocks);
 
+/// Reports `bytes` of memory that the caller maps itself, outside malloc (a pixel buffer from
+/// mmap, say), under the category `category`, until `heapline_backing_free(id)`. `id` names the
+/// store (its address will do) and is unique among live stores; reporting a live id again
+/// replaces it. The shim counts reported stores whether or not a recording is running, and
+/// writes them to the trace while one is.
+///
+///     void *pixels = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+///                         -1, 0);
+///     heapline_backing_alloc((uintptr_t)pixels, size, "Decoded images");
+///     ...
+///     heapline_backing_free((uintptr_t)pixels);
+///     munmap(pixels, size);
+void heapline_backing_alloc(uint64_t id, uint64_t bytes, const char *category);
+
+/// Reports that the backing store `id` was released. Returns its bytes, 0 when it is unknown.
+uint64_t heapline_backing_free(uint64_t id);
+
+/// The bytes and the number of backing stores reported now under `category`, or under every
+/// category when `category` is NULL.
+uint64_t heapline_backing_bytes(const char *category, uint64_t *stores);
+
+/// Memory pressure levels. A warning asks observers to free what they can spare; urgent and
+/// critical ask for more (the image cache keeps half, a quarter, nothing of its cost limit).
+enum {
+  HEAPLINE_PRESSURE_NORMAL = 0,
+  HEAPLINE_PRESSURE_WARNING = 1,
+  HEAPLINE_PRESSURE_URGENT = 2,
+  HEAPLINE_PRESSURE_CRITICAL = 3
+};
+
+/// A memory-pressure observer: frees what it can for `level` and returns the bytes it freed.
+typedef uint64_t (*heapline_pressure_observer)(int level, void *context);
+
+/// Registers `observer`, named `name` in traces and low-memory reports. Observers run on the
+/// thread that simulates a warning, or on the shim's pressure thread for warnings from a
+/// signal, a timer, a memory limit or the kernel (PSI). Returns a token for
+/// `heapline_pressure_remove_observer`, or -1 when the table (64 observers) is full.
+///
+///     static uint64_t purge(int level, void *cache) { return cache_trim(cache, level); }
+///     int token = heapline_pressure_add_observer("tile cache", purge, cache);
+int heapline_pressure_add_observer(const char *name, heapline_pressure_observer observer,
+                                   void *context);
+
+/// Unregisters an observer. Once it returns, the observer is not running and will not run.
+void heapline_pressure_remove_observer(int token);
+
+/// Raises a memory warning of `level` now, as Xcode's Simulate Memory Warning does: writes it to
+/// the trace when recording, runs every observer on this thread, and returns the bytes they
+/// freed together.
+uint64_t heapline_pressure_simulate(int level);
+
+/// Watches the kernel's pressure stall information (`/proc/pressure/memory`) with `trigger`
+/// (for example "some 150000 1000000": 150 ms of stall within 1 s; NULL for that default) and
+/// raises a warning each time it fires. Returns 0, ENOENT when the kernel has no PSI, or another
+/// errno value (EINVAL for a trigger the kernel refuses).
+int heapline_pressure_monitor_psi(const char *trigger);
+
+/// What one leak scan found. Lost blocks are those no path from the program's roots reaches;
+/// possibly lost ones are reached only through a pointer into their middle.
+struct heapline_leak_summary {
+  uint64_t scan;  /// the scan's number in the trace: 1, 2, 3... in each recording
+  uint64_t lost_blocks, lost_bytes;
+  uint64_t possibly_lost_blocks, possibly_lost_bytes;
+};
+
+/// Scans the process for leaks now, with the other threads stopped for the length of the scan,
+/// and writes the result to the trace (`heapline leaks` reads it). Fills `summary` when it is not
+/// NULL. Returns 0, EINVAL when nothing is recording, or ENOMEM.
+///
+///     struct heapline_leak_summary found;
+///     if (heapline_check_leaks(&found) == 0 && found.lost_blocks) report(found.lost_bytes);
+int heapline_check_leaks(struct heapline_leak_summary *summary);
+
+/// Makes `bytes` from `start` a root of leak scans: memory the scan would not otherwise read
+/// (a region from mmap, say) that holds pointers to heap blocks. Returns 0, EINVAL, or ENOSPC
+/// when 256 regions are registered already.
+int heapline_register_root(const void *start, size_t bytes);
+
+/// Removes the root region that starts at `start`.
+void heapline_unregister_root(const void *start);
+
 #ifdef __cplusplus
 }
 #endif

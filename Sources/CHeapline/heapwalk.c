@@ -1,0 +1,125 @@
+// Malloc chunks that the live table does not know are roots: the recording cannot judge what
+// it did not see allocated (blocks from before an in-process recording started, or made by the
+// shim's own thread, which the Swift runtime allocates on while it names types), and they may
+// hold the only pointer to a block it did see. Free chunks are not roots: their stale contents
+// would hide leaks. So this walks glibc's heaps chunk by chunk (glibc 2.36's layout: malloc.c):
+//  - the main arena is the [heap] mapping; chunks follow each other from its start, and a
+//    chunk is in use when the next one's PREV_INUSE bit is set;
+//  - other arenas' heaps are 64 MiB-aligned mappings that start with a heap_info
+//    {arena, previous heap, size, ...}; an arena's first heap holds the arena after it;
+//  - chunks of 128 KiB and up are mappings of their own, marked IS_MMAPPED;
+//  - a chunk in a tcache or fastbin still looks in use: a tcache chunk holds the process's
+//    tcache key in its word 1, and a fastbin or tcache chunk its next pointer, mangled with its
+//    own address (PROTECT_PTR), in its word 0.
+// A walk that meets an impossible size stops: the rest of that heap is not scanned.
+#include <string.h>
+
+#include "leakscan.h"
+
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
+
+enum { HL_HEAP_MAX = 64 << 20, HL_MALLOC_STATE = 2200, HL_FASTBIN_MAX = 0x80 };
+static uint64_t hl_tcache_key;
+
+// glibc 2.34 and later keep one random key in every chunk a tcache holds: free two chunks and
+// read it back from both.
+void hl_heapwalk_init(void) {
+  if (hl_tcache_key) return;
+  void *a = __libc_malloc(24), *b = __libc_malloc(24);
+  if (!a || !b) return;
+  __libc_free(a);
+  __libc_free(b);
+  uint64_t ka = ((volatile uint64_t *)a)[1], kb = ((volatile uint64_t *)b)[1];
+  if (ka == kb && ka > 0xFFFF) hl_tcache_key = ka;
+}
+
+static int tracked(const struct hl_scan *s, uintptr_t user) {
+  int interior;
+  return hl_index_lookup(&s->ix, user, &interior) >= 0;
+}
+
+static int looks_free(uintptr_t user, uint64_t chunk_size, uintptr_t lo, uintptr_t hi) {
+  const uint64_t *w = (const uint64_t *)user;
+  if (hl_tcache_key && w[1] == hl_tcache_key) return 1;
+  if (chunk_size > HL_FASTBIN_MAX) return 0;
+  uint64_t next = w[0] ^ (user >> 12);
+  return next == 0 || ((next & 15) == 0 && next >= lo && next < hi);
+}
+
+// Whether chunks from `c` follow each other to exactly `end`.
+static int chain_fits(uintptr_t c, uintptr_t end) {
+  for (unsigned n = 0; c < end && n < 64; n++) {
+    uint64_t size = ((const uint64_t *)c)[1] & ~7ull;
+    if (size < 32 || (size & 15) || c + size > end) return 0;
+    c += size;
+  }
+  return 1;  // a heap of more than 64 chunks that started right is taken as right
+}
+
+static void walk(struct hl_scan *s, uintptr_t heap, uintptr_t c, uintptr_t end) {
+  while (c + 32 <= end) {
+    uint64_t size = ((const uint64_t *)c)[1] & ~7ull;
+    if (size < 32 || (size & 15) || c + size > end) return;
+    uintptr_t next = c + size;
+    if (next + 16 > end) return;  // the top chunk, which is free
+    uintptr_t user = c + 16;
+    if ((((const uint64_t *)next)[1] & 1) && !tracked(s, user) && !looks_free(user, size, heap, end))
+      hl_scan_root(s, user, next + 8);  // in use, a chunk owns the next one's first word
+    c = next;
+  }
+}
+
+// A non-main arena's heap: where its first chunk is, found by the layout, then checked.
+static void walk_arena_heap(struct hl_scan *s, uintptr_t lo, uintptr_t mapped_hi) {
+  const uint64_t *h = (const uint64_t *)lo;
+  uint64_t arena = h[0], previous = h[1], size = h[2];
+  if (size < 4096 || size > HL_HEAP_MAX || lo + size > mapped_hi) return;
+  uintptr_t end = lo + size, first = 0;
+  if (!previous && arena > lo && arena < lo + 256) {
+    uintptr_t guess = (arena + HL_MALLOC_STATE + 15) & ~(uintptr_t)15;
+    if (chain_fits(guess, end)) first = guess;
+  } else if (previous && chain_fits(lo + 48, end)) {
+    first = lo + 48;
+  }
+  for (uintptr_t c = lo + 32; !first && c < lo + 4096 && c < end; c += 16)
+    if (chain_fits(c, end)) first = c;
+  if (first) walk(s, lo, first, end);
+}
+
+static void walk_mmapped(struct hl_scan *s, uintptr_t c, uintptr_t hi) {
+  while (c + 32 <= hi) {
+    const uint64_t *w = (const uint64_t *)c;
+    uint64_t size = w[1] & ~7ull;
+    if (w[0] != 0 || (w[1] & 7) != 2 || size < 4096 || (size & 4095) || c + size > hi) return;
+    if (!tracked(s, c + 16)) hl_scan_root(s, c + 16, c + size);
+    c += size;
+  }
+}
+
+static int holds_a_stack(const struct hl_world *w, const struct hl_mapping *m) {
+  for (uint32_t i = 0; i < w->capacity; i++)
+    if (w->threads[i].tid && w->threads[i].sp >= m->lo && w->threads[i].sp < m->hi) return 1;
+  return (m->flags & HL_MAP_STACK) != 0;
+}
+
+void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w) {
+  const struct hl_mapping *maps = (const struct hl_mapping *)s->maps.data;
+  for (size_t i = 0; i < s->maps.len; i++) {
+    const struct hl_mapping *m = &maps[i];
+    if ((m->flags & (HL_MAP_R | HL_MAP_W)) != (HL_MAP_R | HL_MAP_W) || (m->flags & HL_MAP_FILE))
+      continue;
+    if (m->flags & HL_MAP_HEAP) {
+      uintptr_t hi = m->hi;
+      while (i + 1 < s->maps.len && maps[i + 1].lo == hi && (maps[i + 1].flags & HL_MAP_HEAP))
+        hi = maps[++i].hi;
+      uintptr_t first = m->lo;  // the break starts page-aligned, so the first chunk is there
+      while (first < m->lo + 4096 && !chain_fits(first, hi)) first += 16;
+      walk(s, m->lo, first, hi);
+    } else if ((m->lo & (HL_HEAP_MAX - 1)) == 0 && m->hi - m->lo >= 4096) {
+      walk_arena_heap(s, m->lo, m->hi);
+    } else if (!holds_a_stack(w, m)) {
+      walk_mmapped(s, m->lo, m->hi);
+    }
+  }
+}

@@ -1,0 +1,241 @@
+// When leak scans run, and how one runs. A scan takes the registered-roots lock and every
+// live-table shard's lock before it stops the world: a stopped thread may hold malloc's or the
+// loader's lock, but never one of these, so the scan never waits for a stopped thread. It
+// reads module segments (dl_iterate_phdr) before the world stops and checks afterwards that no
+// module came or went meanwhile; when one did, it scans again. Results are written once the
+// world runs again, into the scanning thread's buffer.
+//
+// Scans run at exit (HEAPLINE_LEAKS_AT_EXIT=1, from an atexit handler registered early, so
+// before the loader runs library destructors), on a signal (HEAPLINE_LEAKS_SIGNAL, handled on
+// the shim's thread), every HEAPLINE_LEAKS_EVERY_MS milliseconds (on the shim's thread), and
+// from heapline_check_leaks().
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "heapline.h"
+#include "leakscan.h"
+
+enum { HL_TRIGGER_EXIT = 1, HL_TRIGGER_SIGNAL = 2, HL_TRIGGER_TIMER = 3, HL_TRIGGER_API = 4 };
+enum { HL_SCAN_UNTRACKED = 1, HL_SCAN_UNRESPONSIVE = 2, HL_SCAN_MODULES_CHANGED = 4 };
+
+void hl_lazy_init(void);
+extern struct hl_buffer *hl_sampler_buffer;
+_Atomic int32_t hl_sampler_tid;
+static _Atomic int hl_scan_lock;
+static uint32_t hl_scan_id, hl_scan_epoch;
+static int hl_preloaded;  // recording since the process started: the live table has it all
+static uint32_t hl_preload_epoch;  // that recording's
+static _Atomic int hl_signal_pending;
+static uint64_t hl_every_ns, hl_next_ns;
+
+struct hl_result {
+  struct hl_leak_scan_info info;
+  struct hl_leak_block *blocks;
+  uint32_t count;
+  struct hl_edge *edges;
+  size_t edge_count;
+  uint64_t lost_blocks, lost_bytes, possible_blocks, possible_bytes;
+};
+
+static int32_t gettid_raw(void) { return (int32_t)syscall(SYS_gettid); }
+
+// Copies what the report needs out of the scan and the live table, while both hold still.
+static int collect(struct hl_scan *s, struct hl_result *r) {
+  uint32_t count = 0;
+  for (uint32_t j = 0; j < s->ix.count; j++)
+    count += s->state[j] == HL_UNSEEN || s->state[j] == HL_POSSIBLE;
+  uint32_t *order = hl_map((count ? count : 1) * sizeof *order);
+  r->blocks = hl_map((count ? count : 1) * sizeof *r->blocks);
+  r->edges = hl_map((s->edges.len ? s->edges.len : 1) * sizeof *r->edges);
+  if (!order || !r->blocks || !r->edges) return ENOMEM;
+  for (uint32_t j = 0, k = 0; j < s->ix.count; j++) {
+    int lost = s->state[j] == HL_UNSEEN;
+    if (!lost && s->state[j] != HL_POSSIBLE) continue;
+    uint32_t capacity, n, ref = s->ix.ref[j];
+    const struct hl_block *slots;
+    hl_live_shard((int)(ref >> 24), &slots, &capacity, &n);
+    const struct hl_block *blk = &slots[ref & 0xFFFFFF];
+    struct hl_leak_block *out = &r->blocks[k];
+    *out = (struct hl_leak_block){.addr = blk->addr, .size = blk->size, .counter = blk->counter,
+                                  .serial = blk->serial, .stack = blk->stack,
+                                  .category = blk->category, .kind = lost ? 1 : 2};
+    if (blk->size >= 16) memcpy(out->words, (const void *)(uintptr_t)blk->addr, 16);
+    *(lost ? &r->lost_blocks : &r->possible_blocks) += 1;
+    *(lost ? &r->lost_bytes : &r->possible_bytes) += blk->size;
+    order[k++] = j;
+  }
+  // Edges name blocks by their place in the report: the scan's indices, looked up in order.
+  for (size_t e = 0; e < s->edges.len; e++) {
+    struct hl_edge edge = HL_VEC_AT(&s->edges, struct hl_edge, e);
+    uint32_t ends[2] = {edge.from, edge.to};
+    for (int side = 0; side < 2; side++) {
+      uint32_t lo = 0, hi = count;
+      while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (order[mid] < ends[side]) lo = mid + 1;
+        else hi = mid;
+      }
+      ends[side] = lo;
+    }
+    r->edges[r->edge_count++] = (struct hl_edge){ends[0], ends[1], edge.flags};
+  }
+  hl_unmap(order, (count ? count : 1) * sizeof *order);
+  r->count = count;
+  return 0;
+}
+
+static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, uintptr_t sp,
+                     int *modules_changed) {
+  unsigned long long generation;
+  struct hl_modules *modules = hl_modules_snapshot(&generation);
+  hl_roots_lock();
+  hl_live_lock_all();
+  struct hl_scan s;
+  int err = hl_scan_begin(&s) ? ENOMEM : 0;
+  struct hl_world w;
+  uint64_t stopped_at = hl_monotonic_ns();
+  if (!err) err = hl_world_stop(&w, gettid_raw());
+  if (!err) {
+    r->info.time = hl_now();
+    hl_maps_read(&s.maps);
+    // Since the process started, only the shim's own thread allocates untracked, and only to
+    // name Swift types: otherwise every chunk is in the live table, and the heap needs no walk.
+    int whole = hl_preloaded && atomic_load(&hl_epoch) == hl_preload_epoch;
+    int untracked = !whole || hl_swift_present;
+    hl_roots_scan(&s, modules, &w, regs, nregs, sp, untracked);
+    hl_scan_finish(&s);
+    err = collect(&s, r);
+    hl_world_resume(&w);
+    r->info.stop_ns = hl_monotonic_ns() - stopped_at;
+    r->info.flags = (untracked ? HL_SCAN_UNTRACKED : 0) |
+                    (w.unresponsive ? HL_SCAN_UNRESPONSIVE : 0);
+    r->info.threads_stopped = w.stopped;
+    r->info.threads_unresponsive = w.unresponsive;
+    r->info.live_blocks = s.ix.count;
+    r->info.live_bytes = s.ix.live_bytes;
+    r->info.root_bytes = s.root_bytes;
+  }
+  hl_live_unlock_all();
+  hl_roots_unlock();
+  hl_scan_end(&s);
+  *modules_changed = hl_modules_generation() != generation;
+  hl_modules_release(modules);
+  return err;
+}
+
+static void release(struct hl_result *r) {
+  hl_unmap(r->blocks, (r->count ? r->count : 1) * sizeof *r->blocks);
+  hl_unmap(r->edges, (r->edge_count ? r->edge_count : 1) * sizeof *r->edges);
+  memset(r, 0, sizeof *r);
+}
+
+// Runs a scan and writes it to the trace. `sp` and `regs` are the scanning thread's own stack
+// and registers when it is the program's; 0 on the shim's thread, which is no root.
+static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t sp,
+                    struct heapline_leak_summary *summary) {
+  if (atomic_load(&hl_state) != HL_ON) return EINVAL;
+  hl_tls.guard++;  // nothing the scan calls may take a shard lock through the hooks
+  hl_spin_lock(&hl_scan_lock);
+  uint64_t started = hl_monotonic_ns();
+  hl_stopworld_install();
+  hl_heapwalk_init();
+  struct hl_result r;
+  int err, changed = 0;
+  for (int attempt = 0;; attempt++) {
+    memset(&r, 0, sizeof r);
+    err = scan_once(&r, regs, nregs, sp, &changed);
+    if (err || !changed || attempt == 2) break;
+    release(&r);  // a module was loaded or unloaded meanwhile: its segments may be missing
+  }
+  int mine = sp == 0;
+  struct hl_buffer *b = err ? NULL : mine ? hl_sampler_buffer : hl_acquire();
+  if (b) {
+    if (atomic_load(&hl_epoch) != hl_scan_epoch) {  // a new recording numbers its scans anew
+      hl_scan_epoch = atomic_load(&hl_epoch);
+      hl_scan_id = 0;
+    }
+    r.info.id = ++hl_scan_id;
+    r.info.trigger = (uint32_t)trigger;
+    r.info.flags |= changed ? HL_SCAN_MODULES_CHANGED : 0;
+    for (uint32_t i = 0; hl_swift_present && i < r.count; i++)  // classes not named yet
+      if (!r.blocks[i].category && r.blocks[i].size >= 16)
+        r.blocks[i].category = hl_swift_classify_in(b, r.blocks[i].size, r.blocks[i].words);
+    r.info.total_ns = hl_monotonic_ns() - started;
+    hl_emit_leak_scan(b, &r.info, r.blocks, r.count, r.edges, r.edge_count);
+    hl_buffer_flush(b);
+    if (!mine) hl_release(b);
+  }
+  if (summary && !err)
+    *summary = (struct heapline_leak_summary){r.info.id, r.lost_blocks, r.lost_bytes,
+                                              r.possible_blocks, r.possible_bytes};
+  release(&r);
+  hl_spin_unlock(&hl_scan_lock);
+  hl_tls.guard--;
+  return err;
+}
+
+// The caller's callee-saved registers may hold its only pointer to a block: save them in an
+// array on this frame, and scan the stack from that array up.
+#define HL_SAVE_REGISTERS(regs)                                                              \
+  __asm__ volatile("mov %%rbx, 0(%0)\n\tmov %%rbp, 8(%0)\n\tmov %%r12, 16(%0)\n\t"           \
+                   "mov %%r13, 24(%0)\n\tmov %%r14, 32(%0)\n\tmov %%r15, 40(%0)"             \
+                   : : "r"(regs) : "memory")
+
+__attribute__((noinline)) int heapline_check_leaks(struct heapline_leak_summary *summary) {
+  uint64_t regs[6];
+  HL_SAVE_REGISTERS(regs);
+  return run_scan(HL_TRIGGER_API, regs, 6, (uintptr_t)regs, summary);
+}
+
+__attribute__((noinline)) static void at_exit(void) {
+  uint64_t regs[6];
+  HL_SAVE_REGISTERS(regs);
+  run_scan(HL_TRIGGER_EXIT, regs, 6, (uintptr_t)regs, NULL);
+}
+
+static void on_leak_signal(int sig) {
+  (void)sig;
+  atomic_store(&hl_signal_pending, 1);  // the shim's thread scans: a handler may not
+}
+
+void hl_leaks_sampler_started(void) { atomic_store(&hl_sampler_tid, gettid_raw()); }
+
+void hl_leaks_poll(uint64_t now) {
+  if (atomic_exchange(&hl_signal_pending, 0)) run_scan(HL_TRIGGER_SIGNAL, NULL, 0, 0, NULL);
+  if (hl_every_ns && now >= hl_next_ns) {
+    run_scan(HL_TRIGGER_TIMER, NULL, 0, 0, NULL);
+    hl_next_ns = hl_now() + hl_every_ns;
+  }
+}
+
+// From the environment that `heapline record` sets, when it preloaded the shim.
+__attribute__((constructor)) static void hl_leaks_constructor(void) {
+  if (atomic_load(&hl_state) == HL_UNINIT) hl_lazy_init();
+  if (atomic_load(&hl_state) != HL_ON) return;
+  hl_tls.guard++;
+  hl_preloaded = 1;
+  hl_preload_epoch = atomic_load(&hl_epoch);
+  hl_stopworld_install();
+  hl_heapwalk_init();
+  hl_roots_init();
+  const char *exit_scan = getenv("HEAPLINE_LEAKS_AT_EXIT");
+  if (exit_scan && atoi(exit_scan) > 0) atexit(at_exit);
+  const char *sig = getenv("HEAPLINE_LEAKS_SIGNAL");
+  int number = sig ? atoi(sig) : 0;
+  if (number > 0 && number < NSIG) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_leak_signal;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(number, &action, NULL);
+  }
+  const char *every = getenv("HEAPLINE_LEAKS_EVERY_MS");
+  hl_every_ns = every ? (uint64_t)atoll(every) * 1000000u : 0;
+  hl_next_ns = hl_every_ns;
+  hl_tls.guard--;
+}

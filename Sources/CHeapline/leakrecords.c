@@ -1,0 +1,50 @@
+// A leak scan's results in the trace (TraceFormat.md): one LEAK_SCAN record, then a LEAK_BLOCK
+// for each block the scan could not reach or reached only through an interior pointer, then a
+// LEAK_EDGE for each pointer between two of those blocks, all in the scanning thread's buffer.
+// None is timed: LEAK_SCAN carries its own time, so that the records decode without the chunk's
+// time deltas, and a scan's records may span several chunks of that thread.
+#include "leakscan.h"
+
+void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info,
+                       const struct hl_leak_block *blocks, uint32_t count,
+                       const struct hl_edge *edges, size_t edge_count) {
+  hl_ensure(b, 2 + 2 + 13 * 10);
+  hl_put_u8(b, HL_TAG_LEAK_SCAN);
+  hl_put_varint(b, info->id);
+  hl_put_varint(b, info->time);
+  hl_put_u8(b, (uint8_t)info->trigger);
+  hl_put_u8(b, (uint8_t)info->flags);
+  hl_put_varint(b, info->threads_stopped);
+  hl_put_varint(b, info->threads_unresponsive);
+  hl_put_varint(b, info->live_blocks);
+  hl_put_varint(b, info->live_bytes);
+  hl_put_varint(b, info->root_bytes);
+  hl_put_varint(b, info->stop_ns);
+  hl_put_varint(b, info->total_ns);
+  hl_put_varint(b, count);
+  hl_put_varint(b, edge_count);
+  b->records++;
+  for (uint32_t i = 0; i < count; i++) {
+    const struct hl_leak_block *k = &blocks[i];
+    hl_ensure(b, 2 + 7 * 10);
+    hl_put_u8(b, HL_TAG_LEAK_BLOCK);
+    hl_put_varint(b, info->id);
+    hl_put_u8(b, (uint8_t)k->kind);
+    hl_put_varint(b, k->serial);
+    hl_put_varint(b, k->counter);
+    hl_put_varint(b, k->addr);
+    hl_put_varint(b, k->size);
+    hl_put_varint(b, k->stack);
+    hl_put_varint(b, k->category ? k->category : hl_size_class(k->size));
+    b->records++;
+  }
+  for (size_t i = 0; i < edge_count; i++) {
+    hl_ensure(b, 2 + 3 * 10);
+    hl_put_u8(b, HL_TAG_LEAK_EDGE);
+    hl_put_varint(b, info->id);
+    hl_put_varint(b, edges[i].from);
+    hl_put_varint(b, edges[i].to);
+    hl_put_u8(b, (uint8_t)edges[i].flags);
+    b->records++;
+  }
+}

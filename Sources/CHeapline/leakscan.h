@@ -1,0 +1,134 @@
+// The leak scan's own declarations, shared by its files (scan*.c, stopworld.c, roots.c,
+// heapwalk.c, procmaps.c, leakctl.c, leakrecords.c). Nothing here is public: see heapline.h.
+//
+// The scan runs with the world stopped, when any other thread may hold malloc's lock, the
+// dynamic loader's lock or a stdio lock. So none of this code calls malloc, dl_iterate_phdr or
+// stdio while the world is stopped: its memory comes from mmap (hl_vec), and /proc is read with
+// raw system calls.
+#ifndef HEAPLINE_LEAKSCAN_H
+#define HEAPLINE_LEAKSCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+// A growable array in memory from mmap; grows with mremap, never with malloc.
+struct hl_vec {
+  uint8_t *data;
+  size_t len, cap, elem;  // len and cap count elements of `elem` bytes
+};
+void hl_vec_init(struct hl_vec *v, size_t elem);
+int hl_vec_reserve(struct hl_vec *v, size_t extra);  // room for `extra` more; 0 on failure
+void *hl_vec_push(struct hl_vec *v);  // a new element (not zeroed), or NULL when out of memory
+void hl_vec_free(struct hl_vec *v);
+#define HL_VEC_AT(v, type, i) (((type *)(v)->data)[i])
+
+// procmaps.c: /proc/self/maps, parsed.
+enum { HL_MAP_R = 1, HL_MAP_W = 2, HL_MAP_X = 4, HL_MAP_FILE = 8, HL_MAP_HEAP = 16,
+       HL_MAP_STACK = 32 };
+struct hl_mapping {
+  uintptr_t lo, hi;
+  uint32_t flags;
+};
+int hl_maps_read(struct hl_vec *out);  // of struct hl_mapping, in address order; 0 or errno
+const struct hl_mapping *hl_maps_find(const struct hl_vec *maps, uintptr_t addr);
+
+// scanindex.c: the live blocks, sorted by address, with a directory for interior lookups.
+struct hl_sblock {
+  uint64_t addr, end;  // end is addr + size (at least addr + 1, so malloc(0) can be found)
+};
+struct hl_index {
+  struct hl_sblock *blocks;
+  uint32_t *ref;  // shard << 24 | slot, to find each block's record in the live table
+  uint32_t count;
+  uint64_t lo, hi;  // every block lies in [lo, hi)
+  uint64_t live_bytes;
+  // Directory: for each 1 MiB region that holds a block start, the first block index of each of
+  // its 1 KiB buckets (HL_BUCKETS + 1 entries, the last one the region's end). Regions are found
+  // by number in an open-addressing table; sorted_regions serves addresses outside them.
+  struct hl_vec keys;     // uint64_t region number + 1 per slot; 0 marks an empty slot
+  struct hl_vec ordinal;  // uint32_t per slot: the region's directory
+  struct hl_vec dirs;     // uint32_t, HL_BUCKETS + 1 per region
+  struct hl_vec sorted;   // uint64_t region number << 32 | ordinal, in address order
+  uint32_t regions, shift;
+};
+enum { HL_BUCKETS = 1024 };
+int hl_index_build(struct hl_index *ix);  // with the live table locked; 0 or ENOMEM
+void hl_index_free(struct hl_index *ix);
+// The block that holds `p`, or -1. Sets *interior when p is not the block's start.
+int64_t hl_index_lookup(const struct hl_index *ix, uint64_t p, int *interior);
+
+// stopworld.c: stops every other thread with a signal and takes its registers.
+enum { HL_REGS = 23 + 32 };  // general registers, then XMM0-15 as pairs of words
+struct hl_thread_state {
+  int32_t tid;
+  _Atomic uint32_t acked;  // the stop generation this thread has answered
+  uint32_t stopped;        // 1 stopped, 0 not answering (its stack is scanned whole), 2 gone
+  uint64_t sp, tp;
+  uint64_t regs[HL_REGS];
+};
+struct hl_world {
+  struct hl_thread_state *threads;  // open addressing by tid; tid 0 is empty
+  uint32_t capacity, count, stopped, unresponsive;
+};
+void hl_stopworld_install(void);
+int hl_world_stop(struct hl_world *w, int32_t self);  // 0 or errno
+void hl_world_resume(struct hl_world *w);
+extern _Atomic int32_t hl_sampler_tid;  // the shim's own thread: its stack is never a root
+
+// The scan itself (scan.c): reachability states of blocks.
+enum { HL_UNSEEN = 0, HL_SEED = 1, HL_POSSIBLE = 2, HL_REACHED = 3 };
+enum { HL_EDGE_INTERIOR = 1 };
+struct hl_edge {
+  uint32_t from, to;  // block indices
+  uint32_t flags;
+};
+struct hl_scan {
+  struct hl_index ix;
+  uint8_t *state;
+  struct hl_vec frontier;  // of uint32_t
+  struct hl_vec edges;     // of struct hl_edge
+  struct hl_vec maps;      // of struct hl_mapping
+  uint64_t root_bytes;
+  int phase;      // 0 reachable (start pointers), 1 possibly reachable, 2 edges of the rest
+  uint32_t from;  // in phase 2, the block being scanned
+};
+int hl_scan_begin(struct hl_scan *s);  // index and state; with the live table locked
+void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // a root region, clipped
+void hl_scan_mark_root_block(struct hl_scan *s, int64_t block);  // a block that is a root
+void hl_scan_finish(struct hl_scan *s);  // floods, then finds possibly reachable blocks, edges
+void hl_scan_end(struct hl_scan *s);
+
+// roots.c: every root of the program, scanned into `s`.
+struct hl_modules;  // writable segments of loaded modules, taken before the world stops
+struct hl_modules *hl_modules_snapshot(unsigned long long *generation);
+unsigned long long hl_modules_generation(void);
+void hl_modules_release(struct hl_modules *m);
+void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
+                   const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int untracked);
+void hl_roots_lock(void);  // the regions that the API registered
+void hl_roots_unlock(void);
+void hl_roots_init(void);  // looks up glibc's and the Swift runtime's symbols, before any scan
+int hl_module_is_static(uintptr_t addr);  // inside a loaded module (for the Swift pool walk)
+
+// heapwalk.c: malloc chunks that the live table does not know: roots, since their contents are
+// unknown to the recording (blocks made before it started, or by the shim's own thread).
+void hl_heapwalk_init(void);  // before any scan: learns glibc's tcache key
+void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w);
+
+// leakrecords.c: the scan's results in the trace (TraceFormat.md, tags 0x10-0x12).
+struct hl_leak_block {
+  uint64_t addr, size, counter;
+  uint32_t serial, stack, category, kind;  // kind 1 lost, 2 possibly lost
+  uint64_t words[2];  // the first two words, to name a Swift class after the world resumes
+};
+struct hl_leak_scan_info {
+  uint32_t id, trigger, flags, threads_stopped, threads_unresponsive;
+  uint64_t time, live_blocks, live_bytes, root_bytes, stop_ns, total_ns;
+};
+void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info,
+                       const struct hl_leak_block *blocks, uint32_t count,
+                       const struct hl_edge *edges, size_t edge_count);
+
+#endif

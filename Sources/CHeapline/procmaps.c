@@ -1,0 +1,80 @@
+// /proc/self/maps, read with raw system calls and parsed into an array from mmap: the scan reads
+// it while the world is stopped, when stdio and malloc may be locked by a stopped thread.
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "leakscan.h"
+
+static uint64_t hex(const char **p) {
+  uint64_t v = 0;
+  for (;; (*p)++) {
+    char c = **p;
+    if (c >= '0' && c <= '9') v = v * 16 + (uint64_t)(c - '0');
+    else if (c >= 'a' && c <= 'f') v = v * 16 + (uint64_t)(c - 'a' + 10);
+    else return v;
+  }
+}
+
+static const char *skip_field(const char *p, const char *end) {
+  while (p < end && *p != ' ' && *p != '\n') p++;
+  while (p < end && *p == ' ') p++;
+  return p;
+}
+
+// One line: "lo-hi perms offset dev inode   path".
+static void parse_line(const char *p, const char *end, struct hl_vec *out) {
+  struct hl_mapping *m = hl_vec_push(out);
+  if (!m) return;
+  m->lo = hex(&p);
+  p++;
+  m->hi = hex(&p);
+  p++;
+  m->flags = (p[0] == 'r' ? HL_MAP_R : 0) | (p[1] == 'w' ? HL_MAP_W : 0) |
+             (p[2] == 'x' ? HL_MAP_X : 0);
+  p = skip_field(p, end);  // perms
+  p = skip_field(p, end);  // offset
+  p = skip_field(p, end);  // device
+  uint64_t inode = 0;
+  while (p < end && *p >= '0' && *p <= '9') inode = inode * 10 + (uint64_t)(*p++ - '0');
+  while (p < end && *p == ' ') p++;
+  if (inode) m->flags |= HL_MAP_FILE;
+  if (end - p >= 6 && !memcmp(p, "[heap]", 6)) m->flags |= HL_MAP_HEAP;
+  if (end - p >= 7 && !memcmp(p, "[stack]", 7)) m->flags |= HL_MAP_STACK;
+}
+
+int hl_maps_read(struct hl_vec *out) {
+  hl_vec_init(out, sizeof(struct hl_mapping));
+  long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 1;
+  struct hl_vec text;
+  hl_vec_init(&text, 1);
+  for (;;) {  // the kernel gives whole lines per read, so the text is whole at the end
+    if (!hl_vec_reserve(&text, 4096)) break;
+    long n = syscall(SYS_read, fd, text.data + text.len, text.cap - text.len);
+    if (n <= 0) break;
+    text.len += (size_t)n;
+  }
+  syscall(SYS_close, fd);
+  const char *p = (const char *)text.data, *end = p + text.len;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    parse_line(p, eol, out);
+    p = eol + 1;
+  }
+  hl_vec_free(&text);
+  return 0;
+}
+
+const struct hl_mapping *hl_maps_find(const struct hl_vec *maps, uintptr_t addr) {
+  const struct hl_mapping *m = (const struct hl_mapping *)maps->data;
+  size_t lo = 0, hi = maps->len;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (m[mid].hi <= addr) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < maps->len && m[lo].lo <= addr ? &m[lo] : NULL;
+}

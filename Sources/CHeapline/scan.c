@@ -1,0 +1,188 @@
+// The flood fill of the leak scan. Phase 0 follows pointers to block starts from the roots and
+// marks what it reaches; a pointer into a block's middle only marks it as a seed. Phase 1
+// floods from the seeds through any pointer: what it reaches is possibly reachable (only an
+// interior pointer leads there). Phase 2 scans the blocks that neither reached, and records the
+// pointers between them, for the analysis to find roots and cycles. The frontier is an
+// explicit stack, never recursion: a list of millions of nodes must not overflow anything.
+//
+// Words are read as Swift stores pointers on x86-64 (swift/stdlib/public/SwiftShims/System.h):
+//  - the top byte is spare (SWIFT_ABI_X86_64_SWIFT_SPARE_BITS_MASK = 0xFF00000000000007): enum
+//    tags of multi-payload enums, String's discriminator nibble and immortal bit, bridge object
+//    tag bits live there, so it is cleared before the lookup; the low three bits are spare too,
+//    so a pointer within a block's first eight bytes counts as one to its start;
+//  - an object with a side table (it has weak references) keeps the side table's address in
+//    its refcount word, word 1, shifted right by 3 with bits 62 and 63 set (RefCount.h): that
+//    word is decoded and counts as a pointer to the side table;
+//  - a side table (HeapObjectSideTableEntry) holds its object's address in its word 0: that is
+//    what weak references reach the object through, so it does not keep the object alive.
+#include <string.h>
+
+#include "leakscan.h"
+
+#define HL_ADDR_MASK 0x00FFFFFFFFFFFFFFull
+#define HL_SIDE_TABLE_BITS (3ull << 62)
+#define HL_SIDE_TABLE_POINTER ((1ull << 62) - 1)
+
+int hl_scan_begin(struct hl_scan *s) {
+  memset(s, 0, sizeof *s);
+  hl_vec_init(&s->frontier, sizeof(uint32_t));
+  hl_vec_init(&s->edges, sizeof(struct hl_edge));
+  hl_vec_init(&s->maps, sizeof(struct hl_mapping));
+  if (hl_index_build(&s->ix)) return 1;
+  s->state = hl_map(s->ix.count ? s->ix.count : 1);
+  return s->state ? 0 : 1;
+}
+
+void hl_scan_end(struct hl_scan *s) {
+  hl_unmap(s->state, s->ix.count ? s->ix.count : 1);
+  hl_index_free(&s->ix);
+  hl_vec_free(&s->frontier);
+  hl_vec_free(&s->edges);
+  hl_vec_free(&s->maps);
+}
+
+static inline void push(struct hl_scan *s, uint32_t j) {
+  uint32_t *slot = hl_vec_push(&s->frontier);
+  if (slot) *slot = j;
+  // Out of memory for the frontier: the block stays marked but unscanned, so what only it
+  // points to may be reported lost. mmap failing here means the machine is out of memory.
+}
+
+static void add_edge(struct hl_scan *s, uint32_t to, int interior) {
+  struct hl_edge *recent = (struct hl_edge *)s->edges.data;
+  // Many pointers from one block to another make one edge; look back a few edges for it.
+  for (size_t i = s->edges.len, seen = 0; i-- > 0 && seen < 8; seen++) {
+    if (recent[i].from != s->from) break;
+    if (recent[i].to == to && recent[i].flags == (uint32_t)interior) return;
+  }
+  struct hl_edge *e = hl_vec_push(&s->edges);
+  if (e) *e = (struct hl_edge){s->from, to, interior ? HL_EDGE_INTERIOR : 0};
+}
+
+static inline void hit(struct hl_scan *s, uint32_t j, int interior) {
+  uint8_t *state = &s->state[j];
+  switch (s->phase) {
+  case 0:
+    if (!interior && *state != HL_REACHED) {
+      *state = HL_REACHED;
+      push(s, j);
+    } else if (interior && *state == HL_UNSEEN) {
+      *state = HL_SEED;
+    }
+    break;
+  case 1:
+    if (*state == HL_UNSEEN || *state == HL_SEED) {
+      *state = HL_POSSIBLE;
+      push(s, j);
+    }
+    break;
+  default:
+    if (*state == HL_UNSEEN || *state == HL_POSSIBLE) add_edge(s, j, interior);
+  }
+}
+
+// The block a word points into, or -1; *interior is set when it points past the first word.
+static inline int64_t target(const struct hl_scan *s, uint64_t word, int *interior) {
+  uint64_t p = word & HL_ADDR_MASK;
+  if (p - s->ix.lo >= s->ix.hi - s->ix.lo) return -1;
+  int64_t j = hl_index_lookup(&s->ix, p, interior);
+  if (j >= 0 && *interior && (p & ~7ull) == s->ix.blocks[j].addr) *interior = 0;
+  return j;
+}
+
+static void scan_words(struct hl_scan *s, const uint64_t *w, const uint64_t *end) {
+  for (; w < end; w++) {
+    int interior;
+    int64_t j = target(s, *w, &interior);
+    if (j >= 0) hit(s, (uint32_t)j, interior);
+  }
+}
+
+// A side table's word 0 names its object, whose word 1 names the side table back.
+static int is_side_table_back_pointer(const struct hl_scan *s, uint64_t side, int64_t object) {
+  const struct hl_sblock *o = &s->ix.blocks[object];
+  if (o->end - o->addr < 16) return 0;
+  uint64_t refcount = ((const uint64_t *)(uintptr_t)o->addr)[1];
+  return (refcount & HL_SIDE_TABLE_BITS) == HL_SIDE_TABLE_BITS &&
+         (refcount & HL_SIDE_TABLE_POINTER) << 3 == side;
+}
+
+// Large blocks may hold pages the program made unreadable: scan the readable parts only.
+static void scan_clipped(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
+  const struct hl_mapping *m = s->maps.len ? hl_maps_find(&s->maps, lo) : NULL;
+  const struct hl_mapping *last = (const struct hl_mapping *)s->maps.data + s->maps.len;
+  if (!s->maps.len) return;
+  if (!m) {  // lo lies in a hole: start at the next mapping
+    m = (const struct hl_mapping *)s->maps.data;
+    while (m < last && m->hi <= lo) m++;
+  }
+  for (; m < last && m->lo < hi; m++) {
+    if (!(m->flags & HL_MAP_R)) continue;
+    uintptr_t a = lo > m->lo ? lo : m->lo, b = hi < m->hi ? hi : m->hi;
+    scan_words(s, (const uint64_t *)a, (const uint64_t *)b);
+  }
+}
+
+static void scan_block(struct hl_scan *s, uint32_t j) {
+  const struct hl_sblock *b = &s->ix.blocks[j];
+  const uint64_t *w = (const uint64_t *)(uintptr_t)b->addr;
+  const uint64_t *end = (const uint64_t *)(uintptr_t)((b->end + 7) & ~7ull);
+  if (w < end) {
+    int interior;
+    int64_t t = target(s, w[0], &interior);
+    if (t >= 0 && !(!interior && is_side_table_back_pointer(s, b->addr, t)))
+      hit(s, (uint32_t)t, interior);
+  }
+  if (w + 1 < end) {
+    if ((w[1] & HL_SIDE_TABLE_BITS) == HL_SIDE_TABLE_BITS) {
+      int interior;
+      int64_t t = hl_index_lookup(&s->ix, (w[1] & HL_SIDE_TABLE_POINTER) << 3, &interior);
+      if (t >= 0 && !interior) hit(s, (uint32_t)t, 0);
+    } else {
+      scan_words(s, w + 1, w + 2);
+    }
+  }
+  if (w + 2 >= end) return;
+  if (end - w >= 8192) scan_clipped(s, (uintptr_t)(w + 2), (uintptr_t)end);  // 64 KiB and up
+  else scan_words(s, w + 2, end);
+}
+
+static void flood(struct hl_scan *s) {
+  while (s->frontier.len) {
+    uint32_t j = ((const uint32_t *)s->frontier.data)[--s->frontier.len];
+    scan_block(s, j);
+  }
+}
+
+void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
+  lo = (lo + 7) & ~(uintptr_t)7;
+  hi &= ~(uintptr_t)7;
+  if (lo >= hi) return;
+  s->root_bytes += hi - lo;
+  scan_clipped(s, lo, hi);
+  flood(s);  // now, so that the frontier stays small
+}
+
+void hl_scan_mark_root_block(struct hl_scan *s, int64_t j) {
+  if (j < 0 || s->state[j] == HL_REACHED) return;
+  s->state[j] = HL_REACHED;
+  push(s, (uint32_t)j);
+  flood(s);
+}
+
+void hl_scan_finish(struct hl_scan *s) {
+  flood(s);
+  s->phase = 1;
+  for (uint32_t j = 0; j < s->ix.count; j++)
+    if (s->state[j] == HL_SEED) {
+      s->state[j] = HL_POSSIBLE;
+      push(s, j);
+    }
+  flood(s);
+  s->phase = 2;
+  for (uint32_t j = 0; j < s->ix.count; j++)
+    if (s->state[j] == HL_UNSEEN || s->state[j] == HL_POSSIBLE) {
+      s->from = j;
+      scan_block(s, j);
+    }
+}

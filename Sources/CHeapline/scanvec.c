@@ -1,0 +1,36 @@
+// Growable arrays for the leak scan, in memory from mmap. The scan runs while other threads are
+// stopped, possibly inside malloc, so its memory must never come from malloc.
+#include <string.h>
+#include <sys/mman.h>
+
+#include "leakscan.h"
+
+void hl_vec_init(struct hl_vec *v, size_t elem) {
+  memset(v, 0, sizeof *v);
+  v->elem = elem;
+}
+
+// Makes room for `extra` more elements; 0 when out of memory.
+int hl_vec_reserve(struct hl_vec *v, size_t extra) {
+  if (v->cap - v->len >= extra) return 1;
+  size_t cap = v->cap ? v->cap : (64 * 1024 + v->elem - 1) / v->elem;
+  while (cap - v->len < extra) cap *= 2;
+  void *data = v->data ? mremap(v->data, v->cap * v->elem, cap * v->elem, MREMAP_MAYMOVE)
+                       : hl_map(cap * v->elem);
+  if (!data || data == MAP_FAILED) return 0;
+  v->data = data;
+  v->cap = cap;
+  return 1;
+}
+
+// A new element at the end; its bytes are whatever was there before (the caller fills it).
+void *hl_vec_push(struct hl_vec *v) {
+  if (v->len == v->cap && !hl_vec_reserve(v, 1)) return NULL;
+  return v->data + v->len++ * v->elem;
+}
+
+void hl_vec_free(struct hl_vec *v) {
+  hl_unmap(v->data, v->cap * v->elem);
+  v->data = NULL;
+  v->len = v->cap = 0;
+}

@@ -1,0 +1,183 @@
+// Stopping the world for the leak scan. Every other thread of the process gets a signal; its
+// handler saves the thread's registers, stack pointer and thread pointer in the thread's slot,
+// then waits on a futex until the scan resumes the world. Threads are found in /proc/self/task,
+// read again until no new one appears, so a thread created meanwhile is stopped too. A thread
+// that does not answer (it blocks the signal) is noted; its whole stack is scanned instead.
+//
+// The signal is SIGRTMAX-4 unless HEAPLINE_STOP_SIGNAL names another. The handler stays
+// installed once set: a thread that had the signal blocked may take it after the scan, and
+// must then find a handler that returns at once, not the default action, which kills.
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "leakscan.h"
+
+enum { HL_STOP_CAPACITY = 8192, HL_ANSWER_NS = 500 * 1000 * 1000 };
+
+static _Atomic uint32_t hl_generation;  // odd while the world is being stopped or is stopped
+static struct hl_thread_state *hl_slots;  // never unmapped: a late handler may still look
+static struct sigaction hl_previous;
+static _Atomic int hl_installed;
+
+int hl_stopworld_signal(void) {
+  static int sig;
+  if (!sig) {
+    const char *env = getenv("HEAPLINE_STOP_SIGNAL");
+    int v = env ? atoi(env) : 0;
+    sig = v > 0 && v < NSIG ? v : SIGRTMAX - 4;
+  }
+  return sig;
+}
+
+static struct hl_thread_state *slot_of(int32_t tid, int insert) {
+  uint32_t mask = HL_STOP_CAPACITY - 1, i = ((uint32_t)tid * 2654435761u) & mask;
+  for (uint32_t probes = 0; probes < HL_STOP_CAPACITY; probes++, i = (i + 1) & mask) {
+    if (hl_slots[i].tid == tid) return &hl_slots[i];
+    if (!hl_slots[i].tid) {
+      if (!insert) return NULL;
+      hl_slots[i].tid = tid;
+      return &hl_slots[i];
+    }
+  }
+  return NULL;
+}
+
+static void on_stop(int sig, siginfo_t *info, void *context) {
+  int saved = errno;
+  uint32_t gen = atomic_load(&hl_generation);
+  int ours = info->si_code == SI_TKILL && info->si_pid == getpid();
+  struct hl_thread_state *slot =
+      ours && (gen & 1) && hl_slots ? slot_of((int32_t)syscall(SYS_gettid), 0) : NULL;
+  if (!slot) {  // late, or not sent by the scan: the program's own handler, if it had one
+    if (!ours && (hl_previous.sa_flags & SA_SIGINFO) && hl_previous.sa_sigaction)
+      hl_previous.sa_sigaction(sig, info, context);
+    else if (!ours && hl_previous.sa_handler != SIG_DFL && hl_previous.sa_handler != SIG_IGN)
+      hl_previous.sa_handler(sig);
+    errno = saved;
+    return;
+  }
+  const ucontext_t *uc = context;
+  for (int i = 0; i < NGREG && i < HL_REGS; i++) slot->regs[i] = (uint64_t)uc->uc_mcontext.gregs[i];
+  if (uc->uc_mcontext.fpregs)  // pointers copied through SSE registers live there meanwhile
+    memcpy(&slot->regs[NGREG], uc->uc_mcontext.fpregs->_xmm, 16 * 16);
+  slot->sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+  uint64_t tp;
+  __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+  slot->tp = tp;
+  atomic_store_explicit(&slot->acked, gen, memory_order_release);
+  while (atomic_load(&hl_generation) == gen)
+    syscall(SYS_futex, &hl_generation, FUTEX_WAIT_PRIVATE, gen, NULL, NULL, 0);
+  errno = saved;
+}
+
+void hl_stopworld_install(void) {
+  if (atomic_exchange(&hl_installed, 1)) return;
+  if (!hl_slots) hl_slots = hl_map(HL_STOP_CAPACITY * sizeof *hl_slots);
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_sigaction = on_stop;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigfillset(&action.sa_mask);  // nothing else runs on a parked thread
+  sigaction(hl_stopworld_signal(), &action, &hl_previous);
+}
+
+struct hl_dirent64 {
+  uint64_t ino;
+  int64_t off;
+  unsigned short reclen;
+  unsigned char type;
+  char name[];
+};
+
+// Signals the threads not seen before; returns how many were new.
+static int signal_new_threads(struct hl_world *w, int32_t self) {
+  long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[4096];
+  int fresh = 0;
+  long n;
+  while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+    for (long at = 0; at < n;) {
+      const struct hl_dirent64 *d = (const struct hl_dirent64 *)(buf + at);
+      at += d->reclen;
+      int32_t tid = 0;
+      for (const char *c = d->name; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
+      if (tid <= 0 || tid == self || slot_of(tid, 0)) continue;
+      struct hl_thread_state *slot = slot_of(tid, 1);
+      if (!slot) continue;  // more than 8,192 threads: the rest run on, unscanned
+      w->count++;
+      fresh++;
+      if (syscall(SYS_tgkill, getpid(), tid, hl_stopworld_signal()) != 0) slot->stopped = 2;
+    }
+  }
+  syscall(SYS_close, fd);
+  return fresh;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+// Waits until every signalled thread has answered, has gone, or has had its time.
+static void wait_for_answers(uint32_t gen) {
+  uint64_t deadline = now_ns() + HL_ANSWER_NS;
+  for (unsigned round = 0;; round++) {
+    int waiting = 0;
+    for (uint32_t i = 0; i < HL_STOP_CAPACITY; i++) {
+      struct hl_thread_state *t = &hl_slots[i];
+      if (!t->tid || t->stopped) continue;
+      if (atomic_load_explicit(&t->acked, memory_order_acquire) == gen) t->stopped = 1;
+      else if (round % 64 == 63 && syscall(SYS_tgkill, getpid(), t->tid, 0) != 0) t->stopped = 2;
+      else waiting++;
+    }
+    if (!waiting || now_ns() > deadline) return;
+    if (round < 16) sched_yield();  // the others need the CPU to run their handlers
+    else {
+      struct timespec pause = {0, 20 * 1000};
+      nanosleep(&pause, NULL);
+    }
+  }
+}
+
+int hl_world_stop(struct hl_world *w, int32_t self) {
+  hl_stopworld_install();
+  if (!hl_slots) return ENOMEM;
+  memset(hl_slots, 0, HL_STOP_CAPACITY * sizeof *hl_slots);
+  memset(w, 0, sizeof *w);
+  w->threads = hl_slots;
+  w->capacity = HL_STOP_CAPACITY;
+  uint32_t gen = atomic_fetch_add(&hl_generation, 1) + 1;  // odd: handlers park from now on
+  for (;;) {  // until a look at /proc/self/task finds no thread it has not signalled
+    int fresh = signal_new_threads(w, self);
+    if (fresh < 0) {
+      hl_world_resume(w);
+      return errno ? errno : EIO;
+    }
+    if (!fresh) break;
+    wait_for_answers(gen);
+  }
+  for (uint32_t i = 0; i < HL_STOP_CAPACITY; i++) {
+    if (!hl_slots[i].tid) continue;
+    if (hl_slots[i].stopped == 1) w->stopped++;
+    else if (hl_slots[i].stopped == 0) w->unresponsive++;
+  }
+  return 0;
+}
+
+void hl_world_resume(struct hl_world *w) {
+  (void)w;
+  atomic_fetch_add(&hl_generation, 1);  // even: parked handlers return
+  syscall(SYS_futex, &hl_generation, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}

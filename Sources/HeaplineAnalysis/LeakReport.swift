@@ -1,0 +1,126 @@
+import HeaplineTrace
+
+/// What one leak scan found, grouped as Instruments' Leaks and `valgrind` group it.
+///
+/// Each lost block is *definitely lost* when it is where a lost structure starts (nothing lost
+/// points to it, or it is part of a cycle that nothing lost points into), *indirectly lost*
+/// when only lost blocks point to it, and *possibly lost* when the program still points into
+/// its middle but never to its start. Groups are *root leaks* (a block nothing points to, with
+/// what hangs from it), *leaked cycles* (blocks that keep each other, named by their
+/// categories: `ViewController → Store → closure context → ViewController`) and *possibly lost*
+/// blocks. Identical groups (the same categories from the same stacks) are merged and counted.
+///
+/// ```swift
+/// let report = try LeakReport.read(path: "app.trace", symbolizer: Symbolizer())
+/// report.hasLeaks                  // true
+/// report.groups.first?.name        // "ViewController → Store → closure context → ViewController"
+/// report.definitelyLost.bytes      // 144
+/// ```
+public struct LeakReport: Sendable {
+  /// The trace's path.
+  public var path: String
+  /// The scan reported (its blocks and edges included).
+  public var scan: LeakScan
+  /// Every scan in the trace, in order, without their blocks and edges.
+  public var scans: [LeakScan]
+  /// The groups that no suppression matched, most bytes first.
+  public var groups: [LeakGroup]
+  /// The groups that a suppression matched.
+  public var suppressedGroups: [LeakGroup]
+  /// Totals over ``groups``.
+  public var definitelyLost = LeakAmount()
+  public var indirectlyLost = LeakAmount()
+  public var possiblyLost = LeakAmount()
+  /// Totals over ``suppressedGroups``.
+  public var suppressed = LeakAmount()
+
+  /// Whether anything is lost or possibly lost, suppressions aside.
+  public var hasLeaks: Bool { !groups.isEmpty }
+
+  /// Classifies and groups `scan`'s blocks; `metadata` names their categories and stacks, and
+  /// `symbolizer` (or module offsets when `nil`) their frames.
+  public init(
+    scan: LeakScan, metadata: TraceMetadata, path: String, scans: [LeakScan]? = nil,
+    suppressions: LeakSuppressions = LeakSuppressions(), symbolizer: Symbolizer?
+  ) {
+    self.path = path
+    self.scan = scan
+    self.scans = (scans ?? [scan]).map { var bare = $0; bare.blocks = []; bare.edges = []; return bare }
+    var all = LeakGrouping(scan: scan, metadata: metadata).groups
+    let pcs = all.flatMap { $0.members.flatMap { metadata.frames(of: $0.stack) } }
+    let symbols = (symbolizer ?? Symbolizer(toolPath: nil)).symbolize(pcs, modules: metadata.modules)
+    for index in all.indices {
+      for member in all[index].members.indices {
+        let frames = metadata.frames(of: all[index].members[member].stack)
+        all[index].members[member].frames = frames.flatMap { symbols[$0] ?? [SymbolizedFrame(pc: $0)] }
+      }
+      all[index].suppressedBy = suppressions.match(all[index].members.flatMap(\.frames))
+    }
+    groups = all.filter { $0.suppressedBy == nil }
+    suppressedGroups = all.filter { $0.suppressedBy != nil }
+    for group in groups {
+      definitelyLost.add(group.definitelyLost)
+      indirectlyLost.add(group.indirectlyLost)
+      possiblyLost.add(group.possiblyLost)
+    }
+    for group in suppressedGroups { suppressed.add(group.total) }
+  }
+
+  /// Reads the trace at `path` and reports its scan numbered `scanID`, or its last complete
+  /// scan.
+  ///
+  /// - Throws: ``AnalysisError/trace(_:)`` when the trace cannot be read, and
+  ///   ``AnalysisError/invalidOption(_:)`` when it holds no such scan.
+  public static func read(
+    path: String, scan scanID: UInt64? = nil, suppressions: LeakSuppressions = LeakSuppressions(),
+    symbolizer: Symbolizer?
+  ) throws(AnalysisError) -> LeakReport {
+    var stream: TraceEventStream
+    do {
+      stream = try TraceReader(path: path).events()
+      try stream.drainMetadata()
+    } catch {
+      throw .trace(error)
+    }
+    let scans = stream.metadata.leakScans.values.sorted { $0.id < $1.id }
+    guard !scans.isEmpty else {
+      throw .invalidOption(
+        "trace '\(path)' holds no leak scan (record with --leaks, --leaks-every or"
+          + " --leaks-signal, or call heapline_check_leaks())")
+    }
+    let chosen: LeakScan
+    if let scanID {
+      guard let found = stream.metadata.leakScans[scanID] else {
+        throw .invalidOption(
+          "trace '\(path)' has no leak scan \(scanID) (its scans: 1 to \(scans.last!.id))")
+      }
+      chosen = found
+    } else {
+      chosen = scans.last { $0.isComplete } ?? scans.last!
+    }
+    return LeakReport(
+      scan: chosen, metadata: stream.metadata, path: path, scans: scans,
+      suppressions: suppressions, symbolizer: symbolizer)
+  }
+}
+
+/// A number of blocks and their bytes.
+public struct LeakAmount: Hashable, Sendable {
+  public var blocks: UInt64 = 0
+  public var bytes: UInt64 = 0
+
+  public init(blocks: UInt64 = 0, bytes: UInt64 = 0) {
+    self.blocks = blocks
+    self.bytes = bytes
+  }
+
+  mutating func add(_ other: LeakAmount) {
+    blocks &+= other.blocks
+    bytes &+= other.bytes
+  }
+
+  mutating func add(size: UInt64) {
+    blocks &+= 1
+    bytes &+= size
+  }
+}

@@ -1,0 +1,104 @@
+import HeaplineTrace
+
+/// Renders a ``LeakReport`` in one output format: text or JSON.
+public protocol LeakReportRenderer {
+  /// The whole report, ending with a newline.
+  func render(_ report: LeakReport) -> String
+}
+
+/// The human-readable leak report: the scan, the totals by kind, then each group with its
+/// counts and the symbolized allocation stacks of the blocks it starts at.
+///
+/// ```
+/// Leaked cycle: ViewController → Store → closure context → ViewController
+///   1 leak: 3 blocks (144 B) definitely lost, 2 blocks (96 B) indirectly lost
+///   ViewController, 48 B, allocated at:
+///       #0 App.ViewController.init() -> App.ViewController  main.swift:12  (app)
+/// ```
+public struct LeakTextRenderer: LeakReportRenderer {
+  public init() {}
+
+  public func render(_ report: LeakReport) -> String {
+    var lines = headerLines(report)
+    if report.groups.isEmpty {
+      lines += ["", "No leaks: every block is reachable from the program's roots."]
+    }
+    for group in report.groups { lines += [""] + groupLines(group) }
+    if !report.suppressedGroups.isEmpty {
+      let count = report.suppressedGroups.count
+      lines += [
+        "",
+        "Suppressed: \(Self.amount(report.suppressed)) in \(count) group\(count == 1 ? "" : "s")",
+      ]
+      for group in report.suppressedGroups {
+        lines.append("  \(Self.title(group)) (\(group.suppressedBy ?? ""))")
+      }
+    }
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  private func headerLines(_ report: LeakReport) -> [String] {
+    let scan = report.scan
+    var lines = [
+      "Leaks in '\(report.path)': scan \(scan.id) of \(report.scans.count), made"
+        + " \(Self.describe(scan.trigger)), \(TimeText.duration(scan.time)) into the recording"
+    ]
+    lines.append(
+      "  Scanned \(ByteCountText.grouped(scan.liveBlocks)) live blocks"
+        + " (\(ByteCountText.grouped(scan.liveBytes)) B) from"
+        + " \(ByteCountText.grouped(scan.rootBytes)) B of roots; other threads stopped for"
+        + " \(TimeText.duration(scan.stopNanoseconds)), scan took \(TimeText.duration(scan.totalNanoseconds))")
+    if scan.threadsUnresponsive > 0 {
+      lines.append(
+        "  \(scan.threadsUnresponsive) thread(s) did not stop (they block signals): their"
+          + " stacks were scanned whole, without their registers")
+    }
+    if !scan.isComplete {
+      lines.append("  Scan INCOMPLETE: the trace ends before all of its records")
+    }
+    var table = TextTable(header: [], leftAligned: [0])
+    table.append(["Definitely lost", Self.amount(report.definitelyLost)])
+    table.append(["Indirectly lost", Self.amount(report.indirectlyLost)])
+    table.append(["Possibly lost", Self.amount(report.possiblyLost)])
+    return lines + table.lines
+  }
+
+  private func groupLines(_ group: LeakGroup) -> [String] {
+    var counts: [String] = []
+    if group.definitelyLost.blocks > 0 { counts.append("\(Self.amount(group.definitelyLost)) definitely lost") }
+    if group.indirectlyLost.blocks > 0 { counts.append("\(Self.amount(group.indirectlyLost)) indirectly lost") }
+    if group.possiblyLost.blocks > 0 {
+      counts.append("\(Self.amount(group.possiblyLost)) possibly lost (only interior pointers)")
+    }
+    let leaks = "\(group.instances) leak\(group.instances == 1 ? "" : "s")"
+    var lines = [Self.title(group), "  \(leaks): " + counts.joined(separator: ", ")]
+    for member in group.members {
+      lines.append("  \(member.shortName), \(ByteCountText.grouped(member.size)) B, allocated at:")
+      lines += FrameLines.lines(member.frames)
+    }
+    return lines
+  }
+
+  static func title(_ group: LeakGroup) -> String {
+    switch group.kind {
+    case .rootLeak: "Root leak: \(group.name)"
+    case .cycle: "Leaked cycle: \(group.name)"
+    case .possiblyLost: "Possibly lost: \(group.name)"
+    }
+  }
+
+  static func amount(_ amount: LeakAmount) -> String {
+    "\(ByteCountText.grouped(amount.blocks)) block\(amount.blocks == 1 ? "" : "s")"
+      + " (\(ByteCountText.grouped(amount.bytes)) B)"
+  }
+
+  private static func describe(_ trigger: LeakScan.Trigger) -> String {
+    switch trigger {
+    case .exit: "at exit"
+    case .signal: "on a signal"
+    case .timer: "on the timer"
+    case .api: "from the API"
+    default: trigger.description
+    }
+  }
+}

@@ -1,0 +1,121 @@
+import HeaplineTrace
+
+/// Writes the list of a trace's objects as RFC 4180 CSV, in allocation order, as
+/// <doc:ObjectListCSV> describes.
+///
+/// One pass over the trace stores a fixed-size record per allocation in a temporary file (a
+/// free fills in its record's free time), so memory holds only the live blocks; then the
+/// records are read back in order, the innermost frames of the stacks they use are
+/// symbolized in one batch, and the rows are written.
+///
+/// ```swift
+/// var output = try FileOutput(path: "objects.csv")
+/// try ObjectListWriter.write(
+///   TraceReader(path: "app.trace"), options: ObjectListOptions(category: "MyApp.Image"),
+///   symbolizer: Symbolizer(), to: &output)
+/// ```
+public enum ObjectListWriter {
+  /// What a write did and held.
+  public struct Summary: Hashable, Sendable {
+    /// Allocations in the trace (or up to ``ObjectListOptions/liveAt``).
+    public var allocationCount: UInt64 = 0
+    /// Rows written.
+    public var rowCount: UInt64 = 0
+    /// The most live blocks held at once: the only memory that grows with the trace.
+    public var maxTrackedBlocks = 0
+    /// Distinct return addresses symbolized.
+    public var symbolizedFrameCount = 0
+  }
+
+  /// The header record.
+  public static let header = CSV.record([
+    "index", "alloc_time_s", "free_time_s", "address", "size", "category", "stack_id",
+    "top_frame", "top_frame_source",
+  ])
+
+  /// Lists the objects of `reader` that `options` selects.
+  ///
+  /// - Throws: ``AnalysisError/unknownCategory(_:path:)`` when no allocation has the
+  ///   category asked for, ``AnalysisError/trace(_:)`` for a damaged trace, and
+  ///   ``AnalysisError/outputFailed(path:_:)`` when writing fails.
+  @discardableResult
+  public static func write<Output: TextOutput>(
+    _ reader: TraceReader, options: ObjectListOptions, symbolizer: Symbolizer?,
+    to output: inout Output
+  ) throws(AnalysisError) -> Summary {
+    var summary = Summary()
+    let records = try ObjectRecordFile()
+    var live = LiveTable<UInt64>()
+    var categoriesSeen: Set<CategoryID> = []
+    var stream = reader.events()
+    while let event = try stream.nextEvent() {
+      switch event {
+      case .alloc(let alloc):
+        // Later allocations cannot be live at `liveAt`; frees still matter.
+        if let liveAt = options.liveAt, alloc.time > liveAt { continue }
+        _ = live.insert(alloc.id, records.count)
+        categoriesSeen.insert(alloc.category)
+        try records.append(
+          .init(
+            allocTime: alloc.time, freeTime: ObjectRecordFile.Record.notFreed,
+            address: alloc.address.rawValue, size: alloc.size, category: alloc.category.rawValue,
+            stack: alloc.stack.rawValue))
+      case .free(let free):
+        guard let index = live.remove(free.id) else { continue }
+        try records.setFreeTime(of: index, to: free.time)
+      default:
+        continue
+      }
+    }
+    summary.allocationCount = records.count
+    summary.maxTrackedBlocks = live.maxCount
+    let metadata = stream.metadata
+    let wanted = try selectedCategories(
+      categoriesSeen, named: options.category, metadata: metadata, path: reader.path)
+    func isSelected(_ record: ObjectRecordFile.Record) -> Bool {
+      guard wanted?.contains(CategoryID(record.category)) ?? true else { return false }
+      guard let liveAt = options.liveAt else { return true }
+      return record.allocTime <= liveAt && record.freeTime > liveAt
+    }
+    // The distinct stacks of the selected rows, then their innermost frames in one batch.
+    var stacks: Set<UInt64> = []
+    try records.forEachRecord { _, record throws(AnalysisError) in
+      if isSelected(record) { stacks.insert(record.stack) }
+    }
+    let innermost = Dictionary(
+      uniqueKeysWithValues: stacks.map { ($0, metadata.frames(of: StackID($0), limit: 1).first) })
+    let pcs = Set(innermost.values.compactMap { $0 })
+    let symbols = (symbolizer ?? Symbolizer(toolPath: nil)).symbolize(
+      pcs, modules: metadata.modules)
+    summary.symbolizedFrameCount = pcs.count
+    var categoryNames: [UInt64: String] = [:]
+    try output.write(header)
+    try records.forEachRecord { index, record throws(AnalysisError) in
+      guard isSelected(record) else { return }
+      let frame = innermost[record.stack].flatMap { $0 }.flatMap { symbols[$0]?.first }
+      let category =
+        categoryNames[record.category]
+        ?? metadata.category(CategoryID(record.category)).name
+      categoryNames[record.category] = category
+      try output.write(
+        CSV.record([
+          String(index), CSV.seconds(record.allocTime),
+          record.freeTime == ObjectRecordFile.Record.notFreed ? "" : CSV.seconds(record.freeTime),
+          CSV.address(record.address), String(record.size), category, String(record.stack),
+          frame?.displayName ?? "", frame?.sourceLocation ?? "",
+        ]))
+      summary.rowCount += 1
+    }
+    return summary
+  }
+
+  /// The ids of the category named `name` among those seen; `nil` for all categories.
+  private static func selectedCategories(
+    _ seen: Set<CategoryID>, named name: String?, metadata: TraceMetadata, path: String
+  ) throws(AnalysisError) -> Set<CategoryID>? {
+    guard let name else { return nil }
+    let ids = seen.filter { metadata.category($0).name == name }
+    guard !ids.isEmpty else { throw .unknownCategory(name, path: path) }
+    return ids
+  }
+}

@@ -1,0 +1,70 @@
+import HeaplineTrace
+
+/// A speedscope file (https://www.speedscope.app/file-format-schema.json) with one "sampled"
+/// profile per weight: each stack is one sample, root first, weighed in bytes.
+///
+/// Speedscope's left-heavy and sandwich views then show where the bytes were allocated, as a
+/// flame graph of the folded export would.
+///
+/// ```swift
+/// let json = SpeedscopeExport.render(profile, weights: [.live, .peak], name: "app.trace")
+/// ```
+public enum SpeedscopeExport {
+  /// The schema URL that speedscope recognises its files by.
+  public static let schemaURL = "https://www.speedscope.app/file-format-schema.json"
+
+  /// The file, one profile per weight in the order given; the first is shown on load.
+  public static func render(_ profile: StackProfile, weights: [StackWeight], name: String)
+    -> String
+  {
+    var frames: [JSONValue] = []
+    var frameIndex: [SymbolizedFrame: Int] = [:]
+    func index(of frame: SymbolizedFrame) -> Int {
+      // Return addresses in the same function and line are one frame to speedscope; without
+      // a function name, the address is all that tells frames apart.
+      var key = frame
+      if frame.function != nil {
+        key.pc = 0
+        key.moduleAddress = nil
+      }
+      if let existing = frameIndex[key] { return existing }
+      frameIndex[key] = frames.count
+      var members: [(String, JSONValue)] = [("name", .string(frame.displayName))]
+      if let file = frame.file { members.append(("file", .string(file))) }
+      if let line = frame.line { members.append(("line", .signed(line))) }
+      if let column = frame.column { members.append(("col", .signed(column))) }
+      frames.append(.object(members))
+      return frames.count - 1
+    }
+    let unknown = SymbolizedFrame(pc: 0, function: FoldedStacks.unknownFrame)
+    let stacks = profile.entries.map { entry in
+      (entry.frames.isEmpty ? [unknown] : entry.frames).map(index)
+    }
+    let profiles = weights.map { weight in
+      var samples: [JSONValue] = []
+      var values: [JSONValue] = []
+      var total: UInt64 = 0
+      for (entry, stack) in zip(profile.entries, stacks) {
+        let value = weight.weight(of: entry.statistics)
+        guard value > 0 else { continue }
+        samples.append(.array(stack.map { .signed($0) }))
+        values.append(.unsigned(value))
+        total &+= value
+      }
+      return JSONValue.object([
+        ("type", .string("sampled")), ("name", .string(weight.title)), ("unit", .string("bytes")),
+        ("startValue", .unsigned(0)), ("endValue", .unsigned(total)),
+        ("samples", .array(samples)), ("weights", .array(values)),
+      ])
+    }
+    let document = JSONValue.object([
+      ("$schema", .string(schemaURL)),
+      ("shared", .object([("frames", .array(frames))])),
+      ("profiles", .array(profiles)),
+      ("name", .string(name)),
+      ("activeProfileIndex", .signed(0)),
+      ("exporter", .string("heapline")),
+    ])
+    return document.compactRendered() + "\n"
+  }
+}

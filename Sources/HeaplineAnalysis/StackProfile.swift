@@ -1,0 +1,47 @@
+import HeaplineTrace
+
+/// Every allocating stack of a trace with its figures and its frames symbolized, root first:
+/// what the folded and speedscope exports and the comparison of two traces are made from.
+///
+/// ```swift
+/// let stats = try Statistics(contentsOf: "app.trace", options: StackProfile.statisticsOptions)
+/// let profile = StackProfile(statistics: stats, weights: [.live], symbolizer: Symbolizer())
+/// ```
+public struct StackProfile: Sendable {
+  /// One stack.
+  public struct Entry: Hashable, Sendable {
+    /// Its figures.
+    public var statistics: StackStatistics
+    /// Its frames, outermost first, with inlined functions expanded after their callers.
+    public var frames: [SymbolizedFrame]
+  }
+
+  /// The stacks with a nonzero weight of those asked for, in the statistics' order.
+  public var entries: [Entry]
+  /// The trace's totals, which the weights of the stacks add up to.
+  public var totals: AllocationTotals
+  /// Where the statistics come from.
+  public var trace: TraceSummary
+
+  /// Statistics options that keep every stack rather than the top ones.
+  public static let statisticsOptions = StatisticsOptions(topStackCount: .max)
+
+  /// Keeps the stacks of `statistics` whose weight is nonzero for one of `weights`, and
+  /// symbolizes their frames in one run of `symbolizer` (`nil` for module offsets only).
+  ///
+  /// `statistics` should keep every stack (``statisticsOptions``); otherwise only its top
+  /// stacks are exported and the weights no longer add up to the totals.
+  public init(statistics: Statistics, weights: Set<StackWeight>, symbolizer: Symbolizer?) {
+    let stacks = statistics.topStacks.filter { stack in
+      weights.contains { $0.weight(of: stack) > 0 }
+    }
+    let symbols = (symbolizer ?? Symbolizer(toolPath: nil))
+      .symbolize(stacks.flatMap(\.frames), modules: statistics.modules)
+    entries = stacks.map { stack in
+      let innermostFirst = stack.frames.flatMap { pc in symbols[pc] ?? [SymbolizedFrame(pc: pc)] }
+      return Entry(statistics: stack, frames: innermostFirst.reversed())
+    }
+    totals = statistics.totals
+    trace = statistics.trace
+  }
+}

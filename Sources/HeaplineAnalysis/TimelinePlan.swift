@@ -1,0 +1,77 @@
+import HeaplineTrace
+
+/// What the timeline must know before its first row: the peak of live bytes (to insert the
+/// peak row), the end of the trace (for the last row), and which categories get a column.
+///
+/// It comes from a pre-pass over the events that keeps one counter per category and the live
+/// blocks, so, like the row pass, its memory does not grow with the number of events.
+struct TimelinePlan {
+  /// The most bytes live at any moment: the report's peak.
+  var peakLiveBytes: UInt64 = 0
+  /// The end of the trace: the trailer's end time, or the last event's time if later.
+  var endTime: UInt64 = 0
+  /// The column of each category that has one of its own.
+  var columnOfCategory: [CategoryID: Int] = [:]
+  /// Column names: the top categories, then `other`. Empty when rows show totals only.
+  var columnNames: [String] = []
+  /// The most live blocks the pre-pass held at once.
+  var maxTrackedBlocks = 0
+
+  /// One category's figures in the pre-pass.
+  private struct CategoryPeak {
+    var live: UInt64 = 0
+    var maxLive: UInt64 = 0
+    var total: UInt64 = 0
+  }
+
+  init(reader: TraceReader, grouping: TimelineOptions.Grouping) throws(TraceError) {
+    var stream = reader.events()
+    var live = LiveTable<(size: UInt64, category: CategoryID)>()
+    var categories: [CategoryID: CategoryPeak] = [:]
+    var liveBytes: UInt64 = 0
+    var lastTime: UInt64 = 0
+    while let event = try stream.next() {
+      lastTime = max(lastTime, event.time)
+      switch event {
+      case .alloc(let alloc):
+        if let old = live.insert(alloc.id, (alloc.size, alloc.category)) {
+          liveBytes &-= old.size
+          categories[old.category, default: CategoryPeak()].live &-= old.size
+        }
+        liveBytes &+= alloc.size
+        peakLiveBytes = max(peakLiveBytes, liveBytes)
+        var counter = categories[alloc.category, default: CategoryPeak()]
+        counter.live &+= alloc.size
+        counter.total &+= alloc.size
+        counter.maxLive = max(counter.maxLive, counter.live)
+        categories[alloc.category] = counter
+      case .free(let free):
+        guard let block = live.remove(free.id) else { continue }
+        liveBytes &-= block.size
+        categories[block.category, default: CategoryPeak()].live &-= block.size
+      default:
+        break
+      }
+    }
+    endTime = max(reader.trailer?.endTime ?? reader.endTimeLowerBound, lastTime)
+    maxTrackedBlocks = live.maxCount
+    guard case .categories(let top) = grouping else { return }
+    // Categories whose live bytes rose highest, then those that allocated most; the name
+    // breaks ties so that the columns never depend on hashing.
+    let metadata = stream.metadata
+    let ranked = categories.map { id, counter in
+      (id: id, name: metadata.category(id).name, counter: counter)
+    }.sorted { lhs, rhs in
+      if lhs.counter.maxLive != rhs.counter.maxLive {
+        return lhs.counter.maxLive > rhs.counter.maxLive
+      }
+      if lhs.counter.total != rhs.counter.total { return lhs.counter.total > rhs.counter.total }
+      return (lhs.name, lhs.id) < (rhs.name, rhs.id)
+    }
+    for (column, category) in ranked.prefix(top).enumerated() {
+      columnOfCategory[category.id] = column
+      columnNames.append(category.name)
+    }
+    columnNames.append("other")
+  }
+}

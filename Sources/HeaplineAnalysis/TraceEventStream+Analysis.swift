@@ -1,0 +1,13 @@
+import HeaplineTrace
+
+extension TraceEventStream {
+  /// The next event, with a damaged trace reported as an ``AnalysisError``, so that an
+  /// analysis pass throws one error type.
+  mutating func nextEvent() throws(AnalysisError) -> TraceEvent? {
+    do {
+      return try next()
+    } catch {
+      throw .trace(error)
+    }
+  }
+}

@@ -1,0 +1,107 @@
+/// Decoding and encoding of the leak-scan records, tags `0x10` to `0x12` (<doc:TraceFormat>).
+///
+/// None of them is timed: LEAK_SCAN carries an absolute time, so ``ChunkCursor`` hands them here
+/// with no state of its own, and the records go to ``TraceMetadata/leakScans``.
+enum LeakRecords {
+  static let scanTag: UInt8 = 0x10
+  static let blockTag: UInt8 = 0x11
+  static let edgeTag: UInt8 = 0x12
+
+  /// Decodes the record whose tag byte was just read. Throws ``ByteCursor/Failure`` when it
+  /// runs short, ``ChunkCursor/MalformedRecord`` when a block or edge has no scan before it.
+  static func decode(
+    _ tag: RecordTag, from cursor: inout ByteCursor, into metadata: inout TraceMetadata
+  ) throws {
+    switch tag {
+    case .leakScan:
+      var scan = LeakScan(
+        id: try cursor.readVarint(), time: try cursor.readVarint(),
+        trigger: LeakScan.Trigger(rawValue: try cursor.readUInt8()))
+      scan.flags = LeakScan.Flags(rawValue: try cursor.readUInt8())
+      scan.threadsStopped = try cursor.readVarint()
+      scan.threadsUnresponsive = try cursor.readVarint()
+      scan.liveBlocks = try cursor.readVarint()
+      scan.liveBytes = try cursor.readVarint()
+      scan.rootBytes = try cursor.readVarint()
+      scan.stopNanoseconds = try cursor.readVarint()
+      scan.totalNanoseconds = try cursor.readVarint()
+      scan.announcedBlocks = try cursor.readVarint()
+      scan.announcedEdges = try cursor.readVarint()
+      metadata.leakScans[scan.id] = scan
+    case .leakBlock:
+      let id = try cursor.readVarint()
+      let kind = try cursor.readUInt8()
+      guard let reachability = LeakedBlock.Reachability(rawValue: kind) else {
+        throw ChunkCursor.MalformedRecord(detail: "unknown leak kind \(kind)")
+      }
+      let serial = try cursor.readVarint()
+      guard let threadSerial = UInt32(exactly: serial) else {
+        throw ChunkCursor.MalformedRecord(detail: "thread serial \(serial) exceeds 32 bits")
+      }
+      let block = LeakedBlock(
+        id: AllocID(threadSerial: threadSerial, counter: try cursor.readVarint()),
+        address: Address(try cursor.readVarint()), size: try cursor.readVarint(),
+        stack: StackID(try cursor.readVarint()), category: CategoryID(try cursor.readVarint()),
+        reachability: reachability)
+      guard metadata.leakScans[id] != nil else {
+        throw ChunkCursor.MalformedRecord(detail: "leak block of scan \(id), which has no record")
+      }
+      metadata.leakScans[id]!.blocks.append(block)
+    default:
+      let id = try cursor.readVarint()
+      let from = try cursor.readVarint(), to = try cursor.readVarint()
+      let flags = try cursor.readUInt8()
+      guard let count = metadata.leakScans[id]?.blocks.count else {
+        throw ChunkCursor.MalformedRecord(detail: "leak edge of scan \(id), which has no record")
+      }
+      guard from < UInt64(count), to < UInt64(count) else {
+        throw ChunkCursor.MalformedRecord(
+          detail: "leak edge \(from) -> \(to) of scan \(id) names a block not written before it")
+      }
+      metadata.leakScans[id]!.edges.append(
+        LeakEdge(from: Int(from), to: Int(to), isInterior: flags & 1 != 0))
+    }
+  }
+
+  /// Appends a scan's records, as the shim writes them, for ``ChunkBuilder/leakScan(_:)``.
+  static func encode(_ scan: LeakScan, into payload: inout ByteWriter) -> UInt32 {
+    payload.appendUInt8(scanTag)
+    for value in [scan.id, scan.time] { payload.appendVarint(value) }
+    payload.appendUInt8(scan.trigger.rawValue)
+    payload.appendUInt8(scan.flags.rawValue)
+    for value in [
+      scan.threadsStopped, scan.threadsUnresponsive, scan.liveBlocks, scan.liveBytes,
+      scan.rootBytes, scan.stopNanoseconds, scan.totalNanoseconds, UInt64(scan.blocks.count),
+      UInt64(scan.edges.count),
+    ] { payload.appendVarint(value) }
+    for block in scan.blocks {
+      payload.appendUInt8(blockTag)
+      payload.appendVarint(scan.id)
+      payload.appendUInt8(block.reachability.rawValue)
+      payload.appendVarint(UInt64(block.id.threadSerial))
+      for value in [
+        block.id.counter, block.address.rawValue, block.size, block.stack.rawValue,
+        UInt64(block.category.rawValue),
+      ] { payload.appendVarint(value) }
+    }
+    for edge in scan.edges {
+      payload.appendUInt8(edgeTag)
+      for value in [scan.id, UInt64(edge.from), UInt64(edge.to)] { payload.appendVarint(value) }
+      payload.appendUInt8(edge.isInterior ? 1 : 0)
+    }
+    return UInt32(1 + scan.blocks.count + scan.edges.count)
+  }
+}
+
+extension ChunkBuilder {
+  /// Appends a leak scan: its LEAK_SCAN record (announcing exactly the blocks and edges given)
+  /// and one LEAK_BLOCK and LEAK_EDGE record for each of them.
+  public mutating func leakScan(_ scan: LeakScan) {
+    var scan = scan
+    scan.announcedBlocks = UInt64(scan.blocks.count)
+    scan.announcedEdges = UInt64(scan.edges.count)
+    var bytes = ByteWriter()
+    let records = LeakRecords.encode(scan, into: &bytes)
+    appendRaw(bytes.bytes, records: records)
+  }
+}

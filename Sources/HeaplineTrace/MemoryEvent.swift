@@ -1,0 +1,50 @@
+/// A record about the process's memory as a whole: a memory warning, an observer's answer to
+/// one, a footprint breakdown, or a memory-limit kill.
+///
+/// ```swift
+/// if case .memory(let event) = event, case .warning(let warning) = event.detail {
+///   print("\(warning.level) from \(warning.source) at \(event.time) ns")
+/// }
+/// ```
+public struct MemoryEvent: Hashable, Sendable {
+  /// What the record says.
+  public enum Detail: Hashable, Sendable {
+    /// A WARNING record: the details of the memory warning whose MARK (kind 2) comes just
+    /// before it.
+    case warning(MemoryWarning)
+    /// A WARNING_RESPONSE record: what one observer freed for a warning.
+    case response(WarningResponse)
+    /// A FOOTPRINT record: RSS broken down, at the end of the recording or at a kill.
+    case footprint(Footprint)
+    /// A MEMORY_LIMIT record: the footprint crossed the budget and the process was killed.
+    case limitExceeded(MemoryLimitExceeded)
+  }
+
+  /// Nanoseconds since the trace's start time.
+  public var time: UInt64
+  /// Serial of the thread that wrote the record (0 for the shim's own thread).
+  public var threadSerial: UInt32
+  /// The record's content.
+  public var detail: Detail
+
+  /// Creates a memory event.
+  public init(time: UInt64, threadSerial: UInt32, detail: Detail) {
+    self.time = time
+    self.threadSerial = threadSerial
+    self.detail = detail
+  }
+}
+
+/// A MEMORY_LIMIT record: the footprint that crossed the budget, and the budget.
+public struct MemoryLimitExceeded: Hashable, Sendable {
+  /// The footprint (RSS) that crossed the limit, in bytes.
+  public var footprintBytes: UInt64
+  /// The budget, `heapline record --memory-limit`, in bytes.
+  public var limitBytes: UInt64
+
+  /// Creates the record's content.
+  public init(footprintBytes: UInt64, limitBytes: UInt64) {
+    self.footprintBytes = footprintBytes
+    self.limitBytes = limitBytes
+  }
+}

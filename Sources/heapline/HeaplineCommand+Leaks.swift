@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+
+extension HeaplineCommand {
+  /// `heapline leaks`: the blocks a leak scan found lost, grouped into root leaks and cycles.
+  struct Leaks: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "Report the leaks that a leak scan found in a trace.",
+      discussion: """
+        `heapline record` scans the program for leaks when it exits (unless --no-leaks), \
+        every --leaks-every SECONDS, and when it gets the --leaks-signal signal (SIGPWR by \
+        default); programs can also call heapline_check_leaks(). This reports the last \
+        complete scan, or the one --scan names.
+
+        Blocks are definitely lost (a leak starts there), indirectly lost (only lost blocks \
+        point to them) or possibly lost (the program points only into their middle). Groups \
+        are root leaks, leaked cycles (named by their categories, `A → B → A`) and possibly \
+        lost blocks, each with the symbolized stacks that allocated the blocks it starts at.
+
+        A suppressions file holds lines such as `leak:function=make_cache`, \
+        `leak:module=libfoo.so` or `leak:file=vendor/*.c` (`*` and `?` are wildcards); a \
+        group is left out when a frame of its stacks matches one.
+
+        Exit status: 0 when nothing is lost, 1 when leaks are found, 2 on bad input.
+        """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+      case text
+      case json
+    }
+
+    @Argument(help: "The trace file to read.")
+    var file: String
+
+    @Option(help: "The output format: text or json.")
+    var format: Format = .text
+
+    @Option(help: ArgumentHelp("Leave out leaks that these suppressions match.", valueName: "file"))
+    var suppressions: String?
+
+    @Option(help: ArgumentHelp("The scan to report (1, 2, …); by default the last.", valueName: "n"))
+    var scan: UInt64?
+
+    @Flag(inversion: .prefixedNo, help: "Symbolize the allocation stacks.")
+    var symbolize = true
+
+    func run() throws {
+      var rules = LeakSuppressions()
+      if let suppressions {
+        guard let data = FileManager.default.contents(atPath: suppressions) else {
+          throw ValidationError("cannot read suppressions file '\(suppressions)'")
+        }
+        rules = try LeakSuppressions(text: String(decoding: data, as: UTF8.self), source: suppressions)
+      }
+      _ = try TraceInput.open(file)  // the warning for a trace cut short
+      let report = try LeakReport.read(
+        path: file, scan: scan, suppressions: rules, symbolizer: symbolize ? Symbolizer() : nil)
+      let renderer: any LeakReportRenderer =
+        switch format {
+        case .text: LeakTextRenderer()
+        case .json: LeakJSONRenderer()
+        }
+      print(renderer.render(report), terminator: "")
+      if report.hasLeaks { throw ExitCode(1) }
+    }
+  }
+}

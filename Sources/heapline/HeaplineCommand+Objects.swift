@@ -1,0 +1,50 @@
+import ArgumentParser
+import HeaplineAnalysis
+import HeaplineTrace
+
+extension HeaplineCommand {
+  /// `heapline objects`: every object of a trace, in allocation order, as CSV.
+  struct Objects: ParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "List the objects of a trace in allocation order, as CSV.",
+      discussion: """
+        One row per allocation: its index in the trace's allocation order, when it was \
+        allocated and freed (empty while live), its address, size, category and stack, and \
+        the innermost frame of that stack, symbolized. Rows wait in a temporary file until \
+        their block's fate is known, so memory holds only the live blocks. The columns are \
+        documented in HeaplineAnalysis's ObjectListCSV article.
+        """)
+
+    @Argument(help: "The trace file to read.")
+    var file: String
+
+    @Option(help: "Only the objects of the category with this name (`Malloc 48 Bytes`, a type).")
+    var category: String?
+
+    @Option(
+      help: ArgumentHelp(
+        "Only the objects live this many seconds into the trace.", valueName: "seconds"))
+    var liveAt: Double?
+
+    @Option(name: .shortAndLong, help: "The CSV file to write (default: standard output).")
+    var output: String?
+
+    @Flag(inversion: .prefixedNo, help: "Symbolize the innermost frame of each stack.")
+    var symbolize = true
+
+    func validate() throws {
+      try TraceInput.checkSeconds(liveAt, option: "--live-at")
+    }
+
+    func run() throws {
+      let reader = try TraceInput.open(file)
+      let options = ObjectListOptions(
+        category: category,
+        liveAt: liveAt.map { .nanoseconds(Int64(TraceInput.nanoseconds(seconds: $0))) })
+      var sink = try FileOutput(path: output)
+      try ObjectListWriter.write(
+        reader, options: options, symbolizer: symbolize ? Symbolizer() : nil, to: &sink)
+      try sink.close()
+    }
+  }
+}

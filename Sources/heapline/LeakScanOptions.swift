@@ -1,0 +1,42 @@
+import ArgumentParser
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `heapline record`'s options for leak scans, passed to the shim in its environment.
+struct LeakScanOptions: ParsableArguments {
+  @Flag(
+    inversion: .prefixedNo,
+    help: "Scan for leaks when the program exits (read them with `heapline leaks`).")
+  var leaks = true
+
+  @Option(help: ArgumentHelp("Also scan for leaks every SECONDS.", valueName: "seconds"))
+  var leaksEvery: Double?
+
+  @Option(
+    help: ArgumentHelp(
+      "The signal that makes the program scan for leaks when sent to it (0 for none).",
+      valueName: "signal-number"))
+  var leaksSignal: Int32 = SIGPWR
+
+  func validate() throws {
+    if let every = leaksEvery, !(every >= 0.01 && every < 1e6) {
+      throw ValidationError("--leaks-every must be a number of seconds from 0.01, not \(every)")
+    }
+    guard (0..<65).contains(leaksSignal) else {
+      throw ValidationError("--leaks-signal must be a signal number, not \(leaksSignal)")
+    }
+  }
+
+  /// HEAPLINE_LEAKS_AT_EXIT, HEAPLINE_LEAKS_EVERY_MS and HEAPLINE_LEAKS_SIGNAL.
+  func environment() -> [String: String] {
+    var environment = [
+      "HEAPLINE_LEAKS_AT_EXIT": leaks ? "1" : "0", "HEAPLINE_LEAKS_SIGNAL": String(leaksSignal),
+    ]
+    if let every = leaksEvery {
+      environment["HEAPLINE_LEAKS_EVERY_MS"] = String(max(1, Int((every * 1000).rounded())))
+    }
+    return environment
+  }
+}
