@@ -9,9 +9,9 @@
 
 void hl_finish_pending_for_flush(struct hl_buffer *b);
 
-// Few stores live at once (an image each), so a fixed table will do; a store reported while
-// it is full is still written to the trace, only not counted in process.
-enum { HL_BACKING_SLOTS = 1 << 14 };
+// Few stores live at once (an image each), so a fixed table, at most half full, will do; a
+// store reported while it is full is still written to the trace, only not counted in process.
+enum { HL_BACKING_SLOTS = 1 << 14, HL_BACKING_MAX = HL_BACKING_SLOTS / 2 };
 
 struct hl_store {
   uint64_t id, bytes;
@@ -19,6 +19,7 @@ struct hl_store {
 };
 
 static struct hl_store *hl_stores;
+static uint32_t hl_store_count;
 static _Atomic int hl_stores_lock;
 static _Atomic uint64_t hl_backing_bytes_now;
 static int hl_full_logged;
@@ -29,11 +30,11 @@ static uint32_t slot_of(uint64_t id) {
 
 static struct hl_store *find_locked(uint64_t id) {
   if (!hl_stores) return NULL;
-  for (uint32_t i = slot_of(id), n = 0; n < HL_BACKING_SLOTS; i = (i + 1) & (HL_BACKING_SLOTS - 1), n++) {
+  // At most half full, so a probe always meets an empty slot.
+  for (uint32_t i = slot_of(id);; i = (i + 1) & (HL_BACKING_SLOTS - 1)) {
     if (!hl_stores[i].used) return NULL;
     if (hl_stores[i].id == id) return &hl_stores[i];
   }
-  return NULL;
 }
 
 // Empties a slot and moves back the entries after it that probed past it (no tombstones).
@@ -47,6 +48,7 @@ static void erase_locked(struct hl_store *slot) {
     }
   }
   memset(&hl_stores[hole], 0, sizeof hl_stores[hole]);
+  hl_store_count--;
 }
 
 // Puts `store` in the table; returns 1 and the entry it replaced when the id was live already.
@@ -61,13 +63,12 @@ static int put(const struct hl_store *store, struct hl_store *replaced) {
     atomic_fetch_sub(&hl_backing_bytes_now, slot->bytes);
     *slot = *store;
     stored = 1;
-  } else if (hl_stores) {
+  } else if (hl_stores && hl_store_count < HL_BACKING_MAX) {
     uint32_t i = slot_of(store->id);
-    for (uint32_t n = 0; n < HL_BACKING_SLOTS / 2 && !stored; n++, i = (i + 1) & (HL_BACKING_SLOTS - 1))
-      if (!hl_stores[i].used) {
-        hl_stores[i] = *store;
-        stored = 1;
-      }
+    while (hl_stores[i].used) i = (i + 1) & (HL_BACKING_SLOTS - 1);
+    hl_stores[i] = *store;
+    hl_store_count++;
+    stored = 1;
   }
   if (stored) atomic_fetch_add(&hl_backing_bytes_now, store->bytes);
   hl_spin_unlock(&hl_stores_lock);

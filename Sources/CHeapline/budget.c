@@ -76,7 +76,10 @@ void hl_memory_limit_kill(uint64_t now, uint64_t rss, uint64_t limit) {
   hl_put_varint(b, rss);
   hl_put_varint(b, limit);
   b->records++;
-  hl_footprint_emit(b, HL_FOOTPRINT_LIMIT, rss);
+  struct hl_footprint footprint;  // while recording: see hl_footprint_measure
+  hl_footprint_measure(&footprint);
+  footprint.rss = rss;
+  hl_footprint_write(b, HL_FOOTPRINT_LIMIT, &footprint);
   atomic_store(&hl_state, HL_STOPPING);
   hl_sampler_housekeeping();
   hl_flush_all(1);

@@ -54,12 +54,14 @@ static int hl_begin(const char *path, unsigned depth, int in_process) {
 
 static void hl_end(int reason) {
   hl_pressure_quiesce();
+  // Measured while recording: once it stops, frees no longer leave the live table first.
+  struct hl_footprint footprint;
+  hl_footprint_measure(&footprint);
   atomic_store(&hl_state, HL_STOPPING);
   hl_sampler_stop();
   hl_marks_poll(hl_sampler_buffer, hl_now());
-  uint64_t rss = hl_read_rss();
-  hl_emit_rss(hl_sampler_buffer, hl_now(), rss);
-  hl_footprint_emit(hl_sampler_buffer, HL_FOOTPRINT_END, rss);
+  hl_emit_rss(hl_sampler_buffer, hl_now(), hl_read_rss());
+  hl_footprint_write(hl_sampler_buffer, HL_FOOTPRINT_END, &footprint);
   hl_sampler_housekeeping();  // names the last Swift types, writes the final module map
   hl_flush_all(1);
   hl_writer_close(reason);
@@ -111,6 +113,7 @@ __attribute__((constructor)) static void hl_constructor(void) {
 
 __attribute__((destructor)) static void hl_destructor(void) {
   if (atomic_load(&hl_state) != HL_ON) return;
+  hl_leaks_at_exit();  // with the recording still on (HEAPLINE_LEAKS_AT_EXIT)
   hl_tls.guard++;
   hl_end(HL_END_EXIT);
   hl_tls.guard--;

@@ -72,7 +72,8 @@ static void walk(struct hl_scan *s, uintptr_t heap, uintptr_t c, uintptr_t end) 
 
 // A non-main arena's heap: where its first chunk is, found by the layout, then checked.
 static void walk_arena_heap(struct hl_scan *s, uintptr_t lo, uintptr_t mapped_hi) {
-  const uint64_t *h = (const uint64_t *)lo;
+  uint64_t h[3];  // read safely: any mapping may be 64 MiB-aligned, the scan's own included
+  if (!hl_safe_read(lo, h, sizeof h)) return;
   uint64_t arena = h[0], previous = h[1], size = h[2];
   if (size < 4096 || size > HL_HEAP_MAX || lo + size > mapped_hi) return;
   uintptr_t end = lo + size, first = 0;
@@ -89,7 +90,8 @@ static void walk_arena_heap(struct hl_scan *s, uintptr_t lo, uintptr_t mapped_hi
 
 static void walk_mmapped(struct hl_scan *s, uintptr_t c, uintptr_t hi) {
   while (c + 32 <= hi) {
-    const uint64_t *w = (const uint64_t *)c;
+    uint64_t w[2];
+    if (!hl_safe_read(c, w, sizeof w)) return;
     uint64_t size = w[1] & ~7ull;
     if (w[0] != 0 || (w[1] & 7) != 2 || size < 4096 || (size & 4095) || c + size > hi) return;
     if (!tracked(s, c + 16)) hl_scan_root(s, c + 16, c + size);
@@ -98,9 +100,11 @@ static void walk_mmapped(struct hl_scan *s, uintptr_t c, uintptr_t hi) {
 }
 
 static int holds_a_stack(const struct hl_world *w, const struct hl_mapping *m) {
-  for (uint32_t i = 0; i < w->capacity; i++)
-    if (w->threads[i].tid && w->threads[i].sp >= m->lo && w->threads[i].sp < m->hi) return 1;
-  return (m->flags & HL_MAP_STACK) != 0;
+  for (uint32_t u = 0; u < w->used_count; u++) {
+    const struct hl_thread_state *t = &w->threads[w->used[u]];
+    if (t->sp >= m->lo && t->sp < m->hi) return 1;
+  }
+  return (m->flags & HL_MAP_STACK) || (w->self_sp >= m->lo && w->self_sp < m->hi);
 }
 
 void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w) {

@@ -114,6 +114,10 @@ extern _Atomic uint64_t hl_total_allocs, hl_total_frees;
 uint32_t hl_capture_stack(struct hl_buffer *b);  // unwinds the caller, returns its stack id
 void hl_stacks_init(void);
 void hl_stacks_reset(void);
+// For the leak scan: the stack lock, and the pc and parent of some stack ids while it is held.
+void hl_stacks_lock(void);
+void hl_stacks_unlock(void);
+void hl_stacks_lookup_locked(const uint32_t *ids, size_t n, uintptr_t *pcs, uint32_t *parents);
 
 // live.c: address -> block, exact and in memory the shim maps itself.
 struct hl_block {
@@ -160,15 +164,24 @@ void hl_marks_poll(struct hl_buffer *b, uint64_t now);  // on the sampler's thre
 enum { HL_TAG_LEAK_SCAN = 0x10, HL_TAG_LEAK_BLOCK = 0x11, HL_TAG_LEAK_EDGE = 0x12 };
 void hl_leaks_sampler_started(void);  // on the sampler's thread: its stack is never a root
 void hl_leaks_poll(uint64_t now);     // on the sampler's thread: signal and timer scans
+void hl_leaks_at_exit(void);          // from the shim's destructor, before recording ends
 int hl_stopworld_signal(void);        // other threads of the shim must not block it
 
 // backing.c: memory that code maps itself and reports (heapline_backing_alloc).
 uint64_t hl_backing_total(void);  // bytes reported now, recording or not
 
 // footprint.c: RSS broken down, written at the end of a recording and at a memory-limit kill.
+// Measured while recording is ON (frees still leave the live table before the real free), and
+// written once the sampler's buffer is free.
 enum { HL_FOOTPRINT_END = 1, HL_FOOTPRINT_LIMIT = 2 };
-void hl_footprint_emit(struct hl_buffer *b, int reason, uint64_t rss);
-uint64_t hl_live_usable_bytes(uint64_t *requested, uint64_t *blocks);  // live.c: walks the table
+struct hl_footprint {
+  uint64_t rss, requested, usable, blocks, backing, allocator_free;
+};
+void hl_footprint_measure(struct hl_footprint *f);
+void hl_footprint_write(struct hl_buffer *b, int reason, const struct hl_footprint *f);
+// live.c: walks the table, summing `usable` over the blocks.
+uint64_t hl_live_usable_bytes(uint64_t (*usable)(uint64_t addr, uint64_t size, void *context),
+                              void *context, uint64_t *requested, uint64_t *blocks);
 
 // pressure.c and budget.c: memory warnings, their observers and their sources.
 enum { HL_SOURCE_API = 1, HL_SOURCE_TIMER = 2, HL_SOURCE_SIGNAL = 3, HL_SOURCE_LIMIT = 4,

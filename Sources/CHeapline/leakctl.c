@@ -1,12 +1,12 @@
-// When leak scans run, and how one runs. A scan takes the registered-roots lock and every
-// live-table shard's lock before it stops the world: a stopped thread may hold malloc's or the
-// loader's lock, but never one of these, so the scan never waits for a stopped thread. It
+// When leak scans run, and how one runs. A scan takes the registered-roots lock, every
+// live-table shard's lock and the stack table's lock before it stops the world: a stopped thread
+// may hold malloc's or the loader's lock, but never one of these, so the scan never waits for a
+// stopped thread. It
 // reads module segments (dl_iterate_phdr) before the world stops and checks afterwards that no
 // module came or went meanwhile; when one did, it scans again. Results are written once the
 // world runs again, into the scanning thread's buffer.
 //
-// Scans run at exit (HEAPLINE_LEAKS_AT_EXIT=1, from an atexit handler registered early, so
-// before the loader runs library destructors), on a signal (HEAPLINE_LEAKS_SIGNAL, handled on
+// Scans run at exit (HEAPLINE_LEAKS_AT_EXIT=1, from the preload library's destructor), on a signal (HEAPLINE_LEAKS_SIGNAL, handled on
 // the shim's thread), every HEAPLINE_LEAKS_EVERY_MS milliseconds (on the shim's thread), and
 // from heapline_check_leaks().
 #include <errno.h>
@@ -30,6 +30,7 @@ static uint32_t hl_scan_id, hl_scan_epoch;
 static int hl_preloaded;  // recording since the process started: the live table has it all
 static uint32_t hl_preload_epoch;  // that recording's
 static _Atomic int hl_signal_pending;
+static int hl_scan_at_exit;
 static uint64_t hl_every_ns, hl_next_ns;
 
 struct hl_result {
@@ -94,6 +95,7 @@ static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, ui
   struct hl_modules *modules = hl_modules_snapshot(&generation);
   hl_roots_lock();
   hl_live_lock_all();
+  hl_stacks_lock();
   struct hl_scan s;
   int err = hl_scan_begin(&s) ? ENOMEM : 0;
   struct hl_world w;
@@ -119,6 +121,7 @@ static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, ui
     r->info.live_bytes = s.ix.live_bytes;
     r->info.root_bytes = s.root_bytes;
   }
+  hl_stacks_unlock();
   hl_live_unlock_all();
   hl_roots_unlock();
   hl_scan_end(&s);
@@ -191,7 +194,12 @@ __attribute__((noinline)) int heapline_check_leaks(struct heapline_leak_summary 
   return run_scan(HL_TRIGGER_API, regs, 6, (uintptr_t)regs, summary);
 }
 
-__attribute__((noinline)) static void at_exit(void) {
+// The preload library's destructor calls this. An atexit handler would run after it: the loader
+// registers its destructor pass with atexit after preloaded libraries' constructors have run.
+// So the scan sees the program after its own destructors, as valgrind does, and its stack from
+// here up: exit's frames, not main's, which has returned.
+__attribute__((noinline)) void hl_leaks_at_exit(void) {
+  if (!hl_scan_at_exit) return;
   uint64_t regs[6];
   HL_SAVE_REGISTERS(regs);
   run_scan(HL_TRIGGER_EXIT, regs, 6, (uintptr_t)regs, NULL);
@@ -223,7 +231,7 @@ __attribute__((constructor)) static void hl_leaks_constructor(void) {
   hl_heapwalk_init();
   hl_roots_init();
   const char *exit_scan = getenv("HEAPLINE_LEAKS_AT_EXIT");
-  if (exit_scan && atoi(exit_scan) > 0) atexit(at_exit);
+  hl_scan_at_exit = exit_scan && atoi(exit_scan) > 0;
   const char *sig = getenv("HEAPLINE_LEAKS_SIGNAL");
   int number = sig ? atoi(sig) : 0;
   if (number > 0 && number < NSIG) {

@@ -33,6 +33,7 @@ struct hl_mapping {
 };
 int hl_maps_read(struct hl_vec *out);  // of struct hl_mapping, in address order; 0 or errno
 const struct hl_mapping *hl_maps_find(const struct hl_vec *maps, uintptr_t addr);
+int hl_safe_read(uintptr_t addr, void *out, size_t bytes);  // 0 when it is not readable
 
 // scanindex.c: the live blocks, sorted by address, with a directory for interior lookups.
 struct hl_sblock {
@@ -61,16 +62,20 @@ int64_t hl_index_lookup(const struct hl_index *ix, uint64_t p, int *interior);
 
 // stopworld.c: stops every other thread with a signal and takes its registers.
 enum { HL_REGS = 23 + 32 };  // general registers, then XMM0-15 as pairs of words
+enum { HL_THREAD_PENDING = 0, HL_THREAD_STOPPED = 1, HL_THREAD_GONE = 2,
+       HL_THREAD_UNRESPONSIVE = 3 };  // blocks the signal: its stack is scanned whole
 struct hl_thread_state {
   int32_t tid;
   _Atomic uint32_t acked;  // the stop generation this thread has answered
-  uint32_t stopped;        // 1 stopped, 0 not answering (its stack is scanned whole), 2 gone
+  uint32_t stopped;        // HL_THREAD_*
   uint64_t sp, tp;
   uint64_t regs[HL_REGS];
 };
 struct hl_world {
   struct hl_thread_state *threads;  // open addressing by tid; tid 0 is empty
-  uint32_t capacity, count, stopped, unresponsive;
+  const uint32_t *used;             // the slots in use
+  uint32_t capacity, used_count, count, stopped, unresponsive;
+  uintptr_t self_sp;  // about where the scanning thread's stack is
 };
 void hl_stopworld_install(void);
 int hl_world_stop(struct hl_world *w, int32_t self);  // 0 or errno
@@ -110,7 +115,6 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
 void hl_roots_lock(void);  // the regions that the API registered
 void hl_roots_unlock(void);
 void hl_roots_init(void);  // looks up glibc's and the Swift runtime's symbols, before any scan
-int hl_module_is_static(uintptr_t addr);  // inside a loaded module (for the Swift pool walk)
 
 // heapwalk.c: malloc chunks that the live table does not know: roots, since their contents are
 // unknown to the recording (blocks made before it started, or by the shim's own thread).

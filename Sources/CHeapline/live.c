@@ -1,7 +1,6 @@
 // The live table: every block the recording has seen allocated and not yet freed. It is split
 // into shards, each a small open-addressing table under its own lock, so threads that free and
 // allocate at once rarely meet. Its memory comes from mmap, never from malloc.
-#include <malloc.h>
 #include <string.h>
 
 #include "internal.h"
@@ -142,24 +141,25 @@ void hl_live_clear(void) {
 }
 
 // Sums the requested and the usable sizes of the live blocks, for the footprint at the end of a
-// recording. It reads each block's malloc header, under its shard's lock so that no block is
-// freed meanwhile; only at the end, never per event.
-uint64_t hl_live_usable_bytes(uint64_t *requested, uint64_t *blocks) {
-  uint64_t usable = 0, asked = 0, count = 0;
+// recording. Only at the end, never per event. Each block's usable size comes from `usable`,
+// called under the block's shard lock: no recorded free can take the block meanwhile.
+uint64_t hl_live_usable_bytes(uint64_t (*usable)(uint64_t addr, uint64_t size, void *context),
+                              void *context, uint64_t *requested, uint64_t *blocks) {
+  uint64_t total = 0, asked = 0, count = 0;
   for (int i = 0; i < HL_SHARDS; i++) {
     struct hl_shard *s = &hl_shards[i];
     hl_spin_lock(&s->lock);
     for (uint32_t j = 0; j < s->capacity; j++)
       if (s->slots[j].addr) {
         asked += s->slots[j].size;
-        usable += malloc_usable_size((void *)(uintptr_t)s->slots[j].addr);
+        total += usable(s->slots[j].addr, s->slots[j].size, context);
         count++;
       }
     hl_spin_unlock(&s->lock);
   }
   *requested = asked;
   *blocks = count;
-  return usable;
+  return total;
 }
 
 // For the leak scan (leakctl.c): while it holds every shard's lock no block is added or removed,

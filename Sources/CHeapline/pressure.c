@@ -102,6 +102,18 @@ static void end_write(struct hl_buffer *b, int owned) {
   hl_tls.guard--;
 }
 
+// Hands a warning to the pressure thread. Async-signal-safe: atomics and write(2) only.
+static void enqueue(uint32_t serial, int source, int level, uint64_t time) {
+  if (hl_wake_fd < 0) return;
+  uint32_t slot = atomic_fetch_add(&hl_queue_head, 1) % HL_QUEUE;
+  uint64_t what = (uint64_t)serial << 16 | (uint64_t)source << 8 | (uint64_t)level;
+  atomic_store(&hl_queue_what[slot], what);
+  atomic_store(&hl_queue_time[slot], time | 1);
+  uint64_t one = 1;
+  ssize_t ignored = write(hl_wake_fd, &one, sizeof one);
+  (void)ignored;
+}
+
 uint32_t hl_pressure_raise(struct hl_buffer *given, int level, int source, uint64_t time,
                            uint64_t footprint, uint64_t limit, int deliver) {
   level = clamp_level(level);
@@ -122,14 +134,7 @@ uint32_t hl_pressure_raise(struct hl_buffer *given, int level, int source, uint6
     b->records++;
   }
   end_write(b, owned);
-  if (deliver && hl_wake_fd >= 0) {
-    uint32_t slot = atomic_fetch_add(&hl_queue_head, 1) % HL_QUEUE;
-    atomic_store(&hl_queue_what[slot], (uint64_t)serial << 16 | (uint64_t)source << 8 | (uint64_t)level);
-    atomic_store(&hl_queue_time[slot], time | 1);
-    uint64_t one = 1;
-    ssize_t ignored = write(hl_wake_fd, &one, sizeof one);
-    (void)ignored;
-  }
+  if (deliver) enqueue(serial, source, level, time);
   return serial;
 }
 
@@ -191,14 +196,7 @@ static void on_warn_signal(int sig, siginfo_t *info, void *ucontext) {
   if (info && info->si_code == SI_QUEUE && info->si_value.sival_int >= HEAPLINE_PRESSURE_WARNING &&
       info->si_value.sival_int <= HEAPLINE_PRESSURE_CRITICAL)
     level = info->si_value.sival_int;
-  if (hl_wake_fd >= 0) {
-    uint32_t slot = atomic_fetch_add(&hl_queue_head, 1) % HL_QUEUE;
-    atomic_store(&hl_queue_what[slot], (uint64_t)HL_SOURCE_SIGNAL << 8 | (uint64_t)level);
-    atomic_store(&hl_queue_time[slot], hl_now() | 1);
-    uint64_t one = 1;
-    ssize_t ignored = write(hl_wake_fd, &one, sizeof one);
-    (void)ignored;
-  }
+  enqueue(0, HL_SOURCE_SIGNAL, level, hl_now());  // serial 0: the pressure thread raises it
   errno = saved;
 }
 
@@ -227,10 +225,12 @@ static void *pressure_main(void *arg) {
       ssize_t ignored = read(hl_wake_fd, &count, sizeof count);
       (void)ignored;
     }
-    if (psi >= 0 && (fds[1].revents & POLLERR)) {  // the monitor went away
-      atomic_store(&hl_psi_fd, -1);
-      close(psi);
-    } else if (psi >= 0 && (fds[1].revents & POLLPRI)) {
+    // A monitor stopped or replaced meanwhile was closed by whoever did it: leave it alone.
+    int current = psi;
+    int still = psi >= 0 && atomic_compare_exchange_strong(&hl_psi_fd, &current, psi);
+    if (still && (fds[1].revents & (POLLERR | POLLNVAL))) {  // the monitor went away
+      if (atomic_compare_exchange_strong(&hl_psi_fd, &current, -1)) close(psi);
+    } else if (still && (fds[1].revents & POLLPRI)) {
       uint32_t serial = hl_pressure_raise(NULL, HEAPLINE_PRESSURE_WARNING, HL_SOURCE_PSI,
                                           hl_now(), hl_read_rss(), 0, 0);
       dispatch(serial, HEAPLINE_PRESSURE_WARNING);
@@ -290,6 +290,16 @@ int heapline_pressure_monitor_psi(const char *trigger) {
   ssize_t ignored = write(hl_wake_fd, &one, sizeof one);  // poll the new descriptor from now on
   (void)ignored;
   return 0;
+}
+
+void heapline_pressure_stop_psi(void) {
+  int old = atomic_exchange(&hl_psi_fd, -1);
+  if (old < 0) return;
+  // The pressure thread may be polling it: wake it so it polls without, then close.
+  uint64_t one = 1;
+  ssize_t ignored = write(hl_wake_fd, &one, sizeof one);
+  (void)ignored;
+  close(old);
 }
 
 void hl_pressure_install(void) {

@@ -1,6 +1,7 @@
 // /proc/self/maps, read with raw system calls and parsed into an array from mmap: the scan reads
 // it while the world is stopped, when stdio and malloc may be locked by a stopped thread.
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -77,4 +78,10 @@ const struct hl_mapping *hl_maps_find(const struct hl_vec *maps, uintptr_t addr)
     else hi = mid;
   }
   return lo < maps->len && m[lo].lo <= addr ? &m[lo] : NULL;
+}
+
+// Reads memory that may have been unmapped since the maps were read: the kernel checks it.
+int hl_safe_read(uintptr_t addr, void *out, size_t bytes) {
+  struct iovec local = {out, bytes}, remote = {(void *)addr, bytes};
+  return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (long)bytes;
 }

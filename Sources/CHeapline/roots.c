@@ -16,17 +16,29 @@
 
 struct hl_modules {
   struct hl_vec writable;  // struct hl_mapping: segments to scan
-  struct hl_vec extents;   // struct hl_mapping: every loaded segment, for hl_module_is_static
+  struct hl_vec extents;   // struct hl_mapping: every loaded segment
 };
-static struct hl_modules *hl_current_modules;
 
 static void (*hl_tls_info)(size_t *size, size_t *align);  // ld.so's _dl_get_tls_static_info
 static size_t hl_pthread_size = 2368;  // glibc 2.36's, if libc does not say
-static const void *const *hl_swift_pool;  // libswiftCore's _swift_debug_allocationPoolPointer
+static uint64_t hl_pool_size;  // the Swift runtime's metadata pool size, once it is loaded
+static struct { uintptr_t lo, hi; } hl_slow_alloc, hl_alloc_object;  // two of its functions
 
 enum { HL_MAX_ROOTS = 256 };
 static struct { uintptr_t lo, hi; } hl_user_roots[HL_MAX_ROOTS];
 static _Atomic int hl_user_roots_lock;
+
+// A function's address range, from its dynamic symbol.
+static int function_range(const char *name, uintptr_t *lo, uintptr_t *hi) {
+  void *address = dlsym(RTLD_DEFAULT, name);
+  Dl_info info;
+  const ElfW(Sym) *symbol = NULL;
+  if (!address || !dladdr1(address, &info, (void **)&symbol, RTLD_DL_SYMENT) || !symbol)
+    return 0;
+  *lo = (uintptr_t)address;
+  *hi = (uintptr_t)address + symbol->st_size;
+  return symbol->st_size > 0;
+}
 
 void hl_roots_init(void) {
   if (!hl_tls_info) hl_tls_info = (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT,
@@ -34,7 +46,10 @@ void hl_roots_init(void) {
   const unsigned *size = dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread");
   if (size && *size >= 1024 && *size <= 65536) hl_pthread_size = *size;
   // The Swift runtime may be loaded later (dlopen): looked up again until it is found.
-  if (!hl_swift_pool) hl_swift_pool = dlsym(RTLD_DEFAULT, "_swift_debug_allocationPoolPointer");
+  const uint64_t *pool = hl_pool_size ? NULL : dlsym(RTLD_DEFAULT, "_swift_debug_metadataAllocatorPageSize");
+  if (pool && function_range("swift_slowAlloc", &hl_slow_alloc.lo, &hl_slow_alloc.hi) &&
+      function_range("swift_allocObject", &hl_alloc_object.lo, &hl_alloc_object.hi))
+    hl_pool_size = *pool;
 }
 
 static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
@@ -76,25 +91,14 @@ struct hl_modules *hl_modules_snapshot(unsigned long long *generation) {
   *generation = hl_modules_generation();
   dl_iterate_phdr(add_module, m);
   hl_roots_init();
-  hl_current_modules = m;
   return m;
 }
 
 void hl_modules_release(struct hl_modules *m) {
   if (!m) return;
-  if (hl_current_modules == m) hl_current_modules = NULL;
   hl_vec_free(&m->writable);
   hl_vec_free(&m->extents);
   hl_unmap(m, sizeof *m);
-}
-
-int hl_module_is_static(uintptr_t addr) {
-  const struct hl_modules *m = hl_current_modules;
-  for (size_t i = 0; m && i < m->extents.len; i++) {
-    const struct hl_mapping *e = &HL_VEC_AT(&m->extents, struct hl_mapping, i);
-    if (addr >= e->lo && addr < e->hi) return 1;
-  }
-  return 0;
 }
 
 void hl_roots_lock(void) { hl_spin_lock(&hl_user_roots_lock); }
@@ -122,12 +126,11 @@ void heapline_unregister_root(const void *start) {
   hl_roots_unlock();
 }
 
-// Reads a word that may not be mapped: checked against /proc/self/maps first.
+// Reads a word that may not be mapped (the scan's own memory moves meanwhile).
 static int read_word(const struct hl_scan *s, uintptr_t addr, uint64_t *out) {
   const struct hl_mapping *m = hl_maps_find(&s->maps, addr);
   if (!m || !(m->flags & HL_MAP_R) || addr + 8 > m->hi || (addr & 7)) return 0;
-  *out = *(const uint64_t *)addr;
-  return 1;
+  return hl_safe_read(addr, out, sizeof *out);
 }
 
 // A thread's static TLS and thread descriptor (struct pthread, whose pthread_setspecific slots
@@ -153,11 +156,48 @@ static void scan_tls(struct hl_scan *s, uintptr_t tp, uintptr_t sp) {
     hl_scan_root(s, (uintptr_t)dtv - 16, (uintptr_t)dtv + 16 * (slots + 1));
 }
 
-static void scan_stack(struct hl_scan *s, uintptr_t sp, int whole) {
+// Threads that have exited leave their stack in glibc's cache, thread descriptor included, until
+// a new thread reuses it; the descriptor still points to its DTV, a malloc block that glibc
+// frees only then. That block is glibc's, not a leak; the dead stack and TLS themselves are stale
+// and not scanned. A cached stack is a writable mapping just above a guard page, holding no
+// live thread's stack pointer, whose top holds a descriptor that points to itself.
+static void scan_cached_stacks(struct hl_scan *s, const struct hl_world *w, uintptr_t self_sp) {
+  size_t size = 0, align = 0;
+  if (hl_tls_info) hl_tls_info(&size, &align);
+  if (!align || (align & (align - 1))) align = 64;
+  const struct hl_mapping *maps = (const struct hl_mapping *)s->maps.data;
+  for (size_t i = 1; i < s->maps.len; i++) {
+    const struct hl_mapping *m = &maps[i], *guard = &maps[i - 1];
+    if (guard->hi != m->lo || (guard->flags & (HL_MAP_R | HL_MAP_W | HL_MAP_X)) ||
+        (m->flags & (HL_MAP_R | HL_MAP_W | HL_MAP_FILE)) != (HL_MAP_R | HL_MAP_W) ||
+        m->hi - m->lo < hl_pthread_size + 4096 || (self_sp >= m->lo && self_sp < m->hi))
+      continue;
+    int live = 0;
+    for (uint32_t u = 0; u < w->used_count && !live; u++) {
+      uint64_t sp = w->threads[w->used[u]].sp;
+      live = sp >= m->lo && sp < m->hi;
+    }
+    uintptr_t tp = (m->hi - hl_pthread_size) & ~(uintptr_t)(align - 1);
+    uint64_t self, header, dtv;
+    if (live || !read_word(s, tp, &header) || !read_word(s, tp + 16, &self) || header != tp ||
+        self != tp || !read_word(s, tp + 8, &dtv))
+      continue;
+    int interior;
+    int64_t block = hl_index_lookup(&s->ix, (uintptr_t)dtv - 16, &interior);
+    if (block >= 0 && !interior) hl_scan_mark_root_block(s, block);
+  }
+}
+
+// A thread's stack, from `sp` up. glibc puts a thread's descriptor (at its thread pointer `tp`)
+// at the top of its stack, which therefore ends there: the mapping may go on above, merged by
+// the kernel with whatever was mapped next to it. The main thread's descriptor lies elsewhere;
+// its stack is the [stack] mapping.
+static void scan_stack(struct hl_scan *s, uintptr_t sp, uintptr_t tp, int whole) {
   const struct hl_mapping *m = hl_maps_find(&s->maps, sp);
   if (!m) return;
-  uintptr_t lo = whole ? m->lo : sp;
-  hl_scan_root(s, lo, m->hi);
+  uintptr_t lo = whole ? m->lo : sp, hi = m->hi;
+  if (tp > sp && tp < m->hi && tp + hl_pthread_size < m->hi) hi = tp + hl_pthread_size;
+  hl_scan_root(s, lo, hi);
 }
 
 // A thread that did not answer the signal: /proc tells its stack pointer if it waits in a
@@ -187,29 +227,51 @@ static void scan_unresponsive(struct hl_scan *s, int32_t tid) {
   uint64_t sp = 0;
   for (p += 2; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
     sp = sp * 16 + (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
-  scan_stack(s, sp, 1);
+  scan_stack(s, sp, 0, 1);
 }
 
-// The Swift runtime's metadata allocator carves metadata out of pools it mallocs and never
-// frees; each pool ends with a trailer {previous trailer, pool size} (MetadataReader.h,
-// iterateMetadataAllocations). The runtime reaches its metadata only through pointers into the
-// pools' middles, so the pools are roots: they hold what the runtime's caches hold.
-static void scan_swift_pools(struct hl_scan *s) {
-  uint64_t begin, remaining, trailer;
-  uintptr_t pool = hl_swift_pool ? (uintptr_t)*hl_swift_pool : 0;
-  if (!pool || !read_word(s, pool, &begin) || !read_word(s, pool + 8, &remaining)) return;
-  trailer = begin + remaining;
-  for (int n = 0; trailer && n < 1000000 && !hl_module_is_static(trailer); n++) {
-    uint64_t previous, size;
-    if (!read_word(s, trailer, &previous) || !read_word(s, trailer + 8, &size)) return;
-    if (!size || size > (256u << 20) || size > trailer) return;
-    uintptr_t start = trailer - size;
-    int interior;
-    int64_t block = hl_index_lookup(&s->ix, start, &interior);
-    if (block >= 0) hl_scan_mark_root_block(s, block);
-    else hl_scan_root(s, start, trailer + 16);
-    trailer = previous;
+// Swift's metadata allocator (Metadata.cpp, MetadataAllocator::Allocate) carves metadata and
+// its caches out of 16 KiB pools that it gets from swift_slowAlloc and never frees. The runtime
+// reaches them only through pointers into their middles (its AllocationPool, cache entries), so
+// they would be possibly lost, though they are the runtime's own: a block of the pool size
+// (_swift_debug_metadataAllocatorPageSize) that swift_slowAlloc made for a caller inside
+// libswiftCore other than swift_allocObject is a root. (The runtime chains its pools with
+// trailers only under SWIFT_DEBUG_ENABLE_METADATA_ALLOCATION_ITERATION.)
+static void scan_swift_pools(struct hl_scan *s, const struct hl_modules *m) {
+  if (!hl_pool_size || !hl_slow_alloc.lo) return;
+  struct hl_mapping core = {0, 0, 0};  // libswiftCore's code segment
+  for (size_t i = 0; m && i < m->extents.len; i++) {
+    const struct hl_mapping *e = &HL_VEC_AT(&m->extents, struct hl_mapping, i);
+    if (hl_slow_alloc.lo >= e->lo && hl_slow_alloc.lo < e->hi) core = *e;
   }
+  struct hl_vec found;  // block indices, then their stack ids, frames and parents
+  hl_vec_init(&found, sizeof(uint64_t[4]));
+  for (uint32_t j = 0; j < s->ix.count; j++) {
+    if (s->ix.blocks[j].end - s->ix.blocks[j].addr != hl_pool_size) continue;
+    uint32_t capacity, n, ref = s->ix.ref[j];
+    const struct hl_block *slots;
+    hl_live_shard((int)(ref >> 24), &slots, &capacity, &n);
+    uint64_t *f = hl_vec_push(&found);
+    if (f) f[0] = j, f[1] = slots[ref & 0xFFFFFF].stack;
+  }
+  uint32_t ids[64], parents[64];
+  uintptr_t pcs[64];
+  for (size_t base = 0; base < found.len; base += 64) {  // two passes: a frame, then its caller
+    size_t n = found.len - base < 64 ? found.len - base : 64;
+    uint64_t (*f)[4] = (uint64_t (*)[4])found.data + base;
+    for (size_t k = 0; k < n; k++) ids[k] = (uint32_t)f[k][1];
+    hl_stacks_lookup_locked(ids, n, pcs, parents);
+    for (size_t k = 0; k < n; k++) f[k][2] = pcs[k], ids[k] = parents[k];
+    hl_stacks_lookup_locked(ids, n, pcs, parents);
+    for (size_t k = 0; k < n; k++) {
+      uintptr_t frame0 = f[k][2], frame1 = pcs[k];
+      int from_runtime = frame0 > hl_slow_alloc.lo && frame0 <= hl_slow_alloc.hi &&
+                         frame1 > core.lo && frame1 <= core.hi &&
+                         !(frame1 > hl_alloc_object.lo && frame1 <= hl_alloc_object.hi);
+      if (from_runtime) hl_scan_mark_root_block(s, (int64_t)f[k][0]);
+    }
+  }
+  hl_vec_free(&found);
 }
 
 void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
@@ -222,23 +284,24 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
     if (hl_user_roots[i].lo) hl_scan_root(s, hl_user_roots[i].lo, hl_user_roots[i].hi);
   if (self_sp) {  // the scanning thread, when it is the program's (not the shim's own)
     hl_scan_root(s, (uintptr_t)self_regs, (uintptr_t)(self_regs + nregs));
-    scan_stack(s, self_sp, 0);
     uint64_t tp;
     __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+    scan_stack(s, self_sp, tp, 0);
     scan_tls(s, tp, self_sp);
   }
   int32_t sampler = atomic_load(&hl_sampler_tid);
-  for (uint32_t i = 0; i < w->capacity; i++) {
-    struct hl_thread_state *t = &w->threads[i];
-    if (!t->tid || t->tid == sampler || t->stopped == 2) continue;
-    if (t->stopped == 0) {
+  for (uint32_t u = 0; u < w->used_count; u++) {
+    struct hl_thread_state *t = &w->threads[w->used[u]];
+    if (t->tid == sampler || t->stopped == HL_THREAD_GONE) continue;
+    if (t->stopped != HL_THREAD_STOPPED) {
       scan_unresponsive(s, t->tid);
       continue;
     }
     hl_scan_root(s, (uintptr_t)t->regs, (uintptr_t)(t->regs + HL_REGS));
-    scan_stack(s, t->sp, 0);
+    scan_stack(s, t->sp, t->tp, 0);
     scan_tls(s, t->tp, t->sp);
   }
-  scan_swift_pools(s);
+  scan_cached_stacks(s, w, self_sp);
+  scan_swift_pools(s, m);
   if (untracked) hl_heapwalk_scan(s, w);
 }

@@ -9,7 +9,8 @@
 //  - the top byte is spare (SWIFT_ABI_X86_64_SWIFT_SPARE_BITS_MASK = 0xFF00000000000007): enum
 //    tags of multi-payload enums, String's discriminator nibble and immortal bit, bridge object
 //    tag bits live there, so it is cleared before the lookup; the low three bits are spare too,
-//    so a pointer within a block's first eight bytes counts as one to its start;
+//    so a pointer within a block's first eight bytes counts as one to its start (which also
+//    covers ICU's strings, whose pointer skips a 4-byte reference count);
 //  - an object with a side table (it has weak references) keeps the side table's address in
 //    its refcount word, word 1, shifted right by 3 with bits 62 and 63 set (RefCount.h): that
 //    word is decoded and counts as a pointer to the side table;
@@ -30,7 +31,9 @@ int hl_scan_begin(struct hl_scan *s) {
   hl_vec_init(&s->maps, sizeof(struct hl_mapping));
   if (hl_index_build(&s->ix)) return 1;
   s->state = hl_map(s->ix.count ? s->ix.count : 1);
-  return s->state ? 0 : 1;
+  // Each block enters the frontier once a phase at most: room for all, so that it never moves
+  // while roots are scanned against a snapshot of the mappings.
+  return s->state && hl_vec_reserve(&s->frontier, s->ix.count + 1) ? 0 : 1;
 }
 
 void hl_scan_end(struct hl_scan *s) {
@@ -81,12 +84,25 @@ static inline void hit(struct hl_scan *s, uint32_t j, int interior) {
   }
 }
 
+// C++ `new T[n]` for a T with a destructor stores n in the block's first word and returns the
+// block plus 8 (the Itanium ABI's array cookie): a pointer there holds the whole array. ICU,
+// which Foundation uses, keeps arrays of UnicodeString so. Valgrind's `newarray` heuristic.
+static inline int is_array_cookie(const struct hl_sblock *b, uint64_t p) {
+  uint64_t size = b->end - b->addr, n;
+  if (p != b->addr + 8 || size < 16) return 0;
+  n = *(const uint64_t *)(uintptr_t)b->addr;
+  return n >= 1 && n <= size - 8 && (size - 8) % n == 0;
+}
+
 // The block a word points into, or -1; *interior is set when it points past the first word.
 static inline int64_t target(const struct hl_scan *s, uint64_t word, int *interior) {
   uint64_t p = word & HL_ADDR_MASK;
   if (p - s->ix.lo >= s->ix.hi - s->ix.lo) return -1;
   int64_t j = hl_index_lookup(&s->ix, p, interior);
-  if (j >= 0 && *interior && (p & ~7ull) == s->ix.blocks[j].addr) *interior = 0;
+  if (j >= 0 && *interior) {
+    const struct hl_sblock *b = &s->ix.blocks[j];
+    if ((p & ~7ull) == b->addr || is_array_cookie(b, p)) *interior = 0;
+  }
   return j;
 }
 

@@ -149,12 +149,13 @@ int hl_index_build(struct hl_index *ix) {
     dir[HL_BUCKETS] = base;
   }
   // Place each block at its bucket's cursor, then sort each bucket: a few blocks at most.
-  uint32_t *cursor = hl_map(ix->dirs.len * sizeof(uint32_t));
+  size_t cursor_bytes = (ix->dirs.len ? ix->dirs.len : 1) * sizeof(uint32_t);
+  uint32_t *cursor = hl_map(cursor_bytes);
   if (!cursor) {
     hl_unmap(recs, recs_bytes);
     return 1;
   }
-  memcpy(cursor, ix->dirs.data, ix->dirs.len * sizeof(uint32_t));
+  if (ix->dirs.len) memcpy(cursor, ix->dirs.data, ix->dirs.len * sizeof(uint32_t));
   for (uint32_t i = 0; i < count; i++) {
     uint64_t addr = recs[i].addr;
     size_t at = (size_t)find_region(ix, addr >> 20) * (HL_BUCKETS + 1) + (addr >> 10) % HL_BUCKETS;
@@ -162,7 +163,7 @@ int hl_index_build(struct hl_index *ix) {
     ix->blocks[pos] = (struct hl_sblock){addr, addr + recs[i].size};
     ix->ref[pos] = recs[i].ref;
   }
-  hl_unmap(cursor, ix->dirs.len * sizeof(uint32_t));
+  hl_unmap(cursor, cursor_bytes);
   hl_unmap(recs, recs_bytes);
   const uint32_t *dir = (const uint32_t *)ix->dirs.data;
   for (size_t d = 0; d + 1 < ix->dirs.len; d++) {

@@ -108,3 +108,21 @@ void hl_stacks_reset(void) {
   hl_next_id = 1;
   hl_spin_unlock(&hl_stack_lock);
 }
+
+// For the leak scan, which holds the stack lock before it stops the world, so that no stopped
+// thread holds it: the pc and parent of each stack id in `ids` (0 for an id not found), from
+// one pass over the table.
+void hl_stacks_lock(void) { hl_spin_lock(&hl_stack_lock); }
+void hl_stacks_unlock(void) { hl_spin_unlock(&hl_stack_lock); }
+
+void hl_stacks_lookup_locked(const uint32_t *ids, size_t n, uintptr_t *pcs, uint32_t *parents) {
+  for (size_t k = 0; k < n; k++) pcs[k] = 0, parents[k] = 0;
+  for (size_t i = 0; i < hl_capacity && n; i++) {
+    if (!hl_nodes[i].id) continue;
+    for (size_t k = 0; k < n; k++)
+      if (ids[k] == hl_nodes[i].id) {
+        pcs[k] = hl_nodes[i].pc;
+        parents[k] = hl_nodes[i].parent;
+      }
+  }
+}

@@ -4,9 +4,12 @@
 // read again until no new one appears, so a thread created meanwhile is stopped too. A thread
 // that does not answer (it blocks the signal) is noted; its whole stack is scanned instead.
 //
-// The signal is SIGRTMAX-4 unless HEAPLINE_STOP_SIGNAL names another. The handler stays
-// installed once set: a thread that had the signal blocked may take it after the scan, and
-// must then find a handler that returns at once, not the default action, which kills.
+// The signal is SIGPROF unless HEAPLINE_STOP_SIGNAL names another: libdispatch's worker
+// threads block every signal but the synchronous ones, SIGPIPE and SIGPROF (left for
+// profilers). It is sent with rt_tgsigqueueinfo and a cookie, so that the handler knows its own
+// from a profiler's, which it passes on to the handler the program had. The handler stays
+// installed once set (and is set again if the program replaced it): a thread that had the
+// signal blocked may take it after the scan, and must then find a handler that returns.
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,19 +25,20 @@
 
 #include "leakscan.h"
 
-enum { HL_STOP_CAPACITY = 8192, HL_ANSWER_NS = 500 * 1000 * 1000 };
+enum { HL_STOP_CAPACITY = 8192, HL_ANSWER_NS = 500 * 1000 * 1000, HL_BLOCKED_NS = 2 * 1000 * 1000 };
+#define HL_STOP_COOKIE ((void *)(uintptr_t)0x48454150u)  // "HEAP"
 
 static _Atomic uint32_t hl_generation;  // odd while the world is being stopped or is stopped
 static struct hl_thread_state *hl_slots;  // never unmapped: a late handler may still look
+static uint32_t hl_used[HL_STOP_CAPACITY], hl_used_count;  // slots in use, to clear and visit
 static struct sigaction hl_previous;
-static _Atomic int hl_installed;
 
 int hl_stopworld_signal(void) {
   static int sig;
   if (!sig) {
     const char *env = getenv("HEAPLINE_STOP_SIGNAL");
     int v = env ? atoi(env) : 0;
-    sig = v > 0 && v < NSIG ? v : SIGRTMAX - 4;
+    sig = v > 0 && v < NSIG ? v : SIGPROF;
   }
   return sig;
 }
@@ -46,6 +50,7 @@ static struct hl_thread_state *slot_of(int32_t tid, int insert) {
     if (!hl_slots[i].tid) {
       if (!insert) return NULL;
       hl_slots[i].tid = tid;
+      hl_used[hl_used_count++] = i;
       return &hl_slots[i];
     }
   }
@@ -55,7 +60,8 @@ static struct hl_thread_state *slot_of(int32_t tid, int insert) {
 static void on_stop(int sig, siginfo_t *info, void *context) {
   int saved = errno;
   uint32_t gen = atomic_load(&hl_generation);
-  int ours = info->si_code == SI_TKILL && info->si_pid == getpid();
+  int ours = info->si_code == SI_QUEUE && info->si_pid == getpid() &&
+             info->si_value.sival_ptr == HL_STOP_COOKIE;
   struct hl_thread_state *slot =
       ours && (gen & 1) && hl_slots ? slot_of((int32_t)syscall(SYS_gettid), 0) : NULL;
   if (!slot) {  // late, or not sent by the scan: the program's own handler, if it had one
@@ -81,9 +87,11 @@ static void on_stop(int sig, siginfo_t *info, void *context) {
 }
 
 void hl_stopworld_install(void) {
-  if (atomic_exchange(&hl_installed, 1)) return;
   if (!hl_slots) hl_slots = hl_map(HL_STOP_CAPACITY * sizeof *hl_slots);
   struct sigaction action;
+  if (sigaction(hl_stopworld_signal(), NULL, &action) == 0 && (action.sa_flags & SA_SIGINFO) &&
+      action.sa_sigaction == on_stop)
+    return;
   memset(&action, 0, sizeof action);
   action.sa_sigaction = on_stop;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -117,7 +125,15 @@ static int signal_new_threads(struct hl_world *w, int32_t self) {
       if (!slot) continue;  // more than 8,192 threads: the rest run on, unscanned
       w->count++;
       fresh++;
-      if (syscall(SYS_tgkill, getpid(), tid, hl_stopworld_signal()) != 0) slot->stopped = 2;
+      siginfo_t info;
+      memset(&info, 0, sizeof info);
+      info.si_signo = hl_stopworld_signal();
+      info.si_code = SI_QUEUE;
+      info.si_pid = getpid();
+      info.si_uid = getuid();
+      info.si_value.sival_ptr = HL_STOP_COOKIE;
+      if (syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, info.si_signo, &info) != 0)
+        slot->stopped = HL_THREAD_GONE;
     }
   }
   syscall(SYS_close, fd);
@@ -130,19 +146,55 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-// Waits until every signalled thread has answered, has gone, or has had its time.
+// Whether the thread blocks the stop signal, from the SigBlk line of its /proc status.
+static int blocks_signal(int32_t tid) {
+  char path[64] = "/proc/self/task/", text[2048];
+  size_t n = 16;
+  char digits[16];
+  int d = 0;
+  for (int32_t v = tid; v > 0 && d < 15; v /= 10) digits[d++] = (char)('0' + v % 10);
+  while (d > 0) path[n++] = digits[--d];
+  memcpy(path + n, "/status", 8);
+  long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  long len = syscall(SYS_read, fd, text, sizeof text - 1);
+  syscall(SYS_close, fd);
+  if (len <= 0) return 0;
+  text[len] = 0;
+  const char *line = strstr(text, "SigBlk:");
+  if (!line) return 0;
+  uint64_t mask = 0;
+  for (line += 7; *line == ' ' || *line == '\t'; line++) {}
+  for (; (*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f'); line++)
+    mask = mask << 4 | (uint64_t)(*line <= '9' ? *line - '0' : *line - 'a' + 10);
+  return (mask >> (hl_stopworld_signal() - 1)) & 1;
+}
+
+// Waits until every signalled thread has answered, has gone, or has had its time. A thread that
+// has not answered after 2 ms and blocks the signal is not waited for any longer.
 static void wait_for_answers(uint32_t gen) {
-  uint64_t deadline = now_ns() + HL_ANSWER_NS;
+  uint64_t start = now_ns();
+  int checked = 0;
   for (unsigned round = 0;; round++) {
     int waiting = 0;
-    for (uint32_t i = 0; i < HL_STOP_CAPACITY; i++) {
-      struct hl_thread_state *t = &hl_slots[i];
-      if (!t->tid || t->stopped) continue;
-      if (atomic_load_explicit(&t->acked, memory_order_acquire) == gen) t->stopped = 1;
-      else if (round % 64 == 63 && syscall(SYS_tgkill, getpid(), t->tid, 0) != 0) t->stopped = 2;
+    uint64_t now = now_ns();
+    int check = !checked && now - start > HL_BLOCKED_NS;
+    for (uint32_t u = 0; u < hl_used_count; u++) {
+      struct hl_thread_state *t = &hl_slots[hl_used[u]];
+      if (t->stopped) continue;
+      if (atomic_load_explicit(&t->acked, memory_order_acquire) == gen) t->stopped = HL_THREAD_STOPPED;
+      else if (round % 64 == 63 && syscall(SYS_tgkill, getpid(), t->tid, 0) != 0)
+        t->stopped = HL_THREAD_GONE;
+      else if (check && blocks_signal(t->tid)) t->stopped = HL_THREAD_UNRESPONSIVE;
       else waiting++;
     }
-    if (!waiting || now_ns() > deadline) return;
+    checked |= check;
+    if (!waiting) return;
+    if (now - start > HL_ANSWER_NS) {
+      for (uint32_t u = 0; u < hl_used_count; u++)
+        if (!hl_slots[hl_used[u]].stopped) hl_slots[hl_used[u]].stopped = HL_THREAD_UNRESPONSIVE;
+      return;
+    }
     if (round < 16) sched_yield();  // the others need the CPU to run their handlers
     else {
       struct timespec pause = {0, 20 * 1000};
@@ -154,9 +206,12 @@ static void wait_for_answers(uint32_t gen) {
 int hl_world_stop(struct hl_world *w, int32_t self) {
   hl_stopworld_install();
   if (!hl_slots) return ENOMEM;
-  memset(hl_slots, 0, HL_STOP_CAPACITY * sizeof *hl_slots);
+  for (uint32_t u = 0; u < hl_used_count; u++)  // the last scan's threads
+    memset(&hl_slots[hl_used[u]], 0, sizeof *hl_slots);
+  hl_used_count = 0;
   memset(w, 0, sizeof *w);
   w->threads = hl_slots;
+  w->self_sp = (uintptr_t)__builtin_frame_address(0);
   w->capacity = HL_STOP_CAPACITY;
   uint32_t gen = atomic_fetch_add(&hl_generation, 1) + 1;  // odd: handlers park from now on
   for (;;) {  // until a look at /proc/self/task finds no thread it has not signalled
@@ -168,11 +223,12 @@ int hl_world_stop(struct hl_world *w, int32_t self) {
     if (!fresh) break;
     wait_for_answers(gen);
   }
-  for (uint32_t i = 0; i < HL_STOP_CAPACITY; i++) {
-    if (!hl_slots[i].tid) continue;
-    if (hl_slots[i].stopped == 1) w->stopped++;
-    else if (hl_slots[i].stopped == 0) w->unresponsive++;
+  for (uint32_t u = 0; u < hl_used_count; u++) {
+    if (hl_slots[hl_used[u]].stopped == HL_THREAD_STOPPED) w->stopped++;
+    else if (hl_slots[hl_used[u]].stopped == HL_THREAD_UNRESPONSIVE) w->unresponsive++;
   }
+  w->used = hl_used;
+  w->used_count = hl_used_count;
   return 0;
 }
 

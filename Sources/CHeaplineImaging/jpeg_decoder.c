@@ -24,7 +24,8 @@ hli_jpeg_decoder *hli_jpeg_decoder_create(const uint8_t *data, size_t size) {
 }
 
 int hli_jpeg_read_header(hli_jpeg_decoder *d, uint32_t *width, uint32_t *height) {
-  if (!d->created) return d->err.code ? d->err.code : HLI_NO_MEMORY;
+  // An error in create (no memory, or empty input) is reported by the first step.
+  if (!d->created || d->err.code) return d->err.code ? d->err.code : HLI_NO_MEMORY;
   if (setjmp(d->err.jump)) return d->err.code;
   jpeg_read_header(&d->cinfo, TRUE);
   // libjpeg-turbo converts YCbCr, RGB and greyscale to RGBA, not CMYK or YCCK.

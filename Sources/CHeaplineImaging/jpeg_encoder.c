@@ -23,7 +23,7 @@ hli_jpeg_encoder *hli_jpeg_encoder_create(void) {
 }
 
 int hli_jpeg_encoder_start(hli_jpeg_encoder *e, uint32_t width, uint32_t height, int quality) {
-  if (!e->created) return e->err.code ? e->err.code : HLI_NO_MEMORY;
+  if (!e->created || e->err.code) return e->err.code ? e->err.code : HLI_NO_MEMORY;
   if (setjmp(e->err.jump)) return e->err.code;
   jpeg_mem_dest(&e->cinfo, &e->buffer, &e->size);
   e->cinfo.image_width = width;

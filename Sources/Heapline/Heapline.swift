@@ -101,12 +101,17 @@ public enum HeaplineError: Error, CustomStringConvertible {
   case invalidDepth(Int)
   /// The trace could not be written: what was being done, and the errno value.
   case io(String, Int32)
+  /// No recording is running, so there is nothing to scan for leaks.
+  case notRecording
 
   public var description: String {
     switch self {
     case .alreadyRecording: return "a recording is already running in this process"
     case .invalidDepth(let depth): return "the stack depth must be from 1 to 256, not \(depth)"
     case .io(let what, let err): return "\(what): \(String(cString: strerror(err)))"
+    case .notRecording:
+      return "no recording is running: check for leaks inside Heapline.record { }, or in a"
+        + " program that `heapline record` runs"
     }
   }
 }

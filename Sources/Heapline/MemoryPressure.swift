@@ -118,6 +118,11 @@ public enum MemoryPressure {
     guard err == 0 else { throw HeaplineError.io("watching /proc/pressure/memory", err) }
   }
 
+  /// Stops ``monitorSystemPressure(stall:window:)``; does nothing when it is not running.
+  public static func stopMonitoringSystemPressure() {
+    heapline_pressure_stop_psi()
+  }
+
   private static func microseconds(_ duration: Duration) -> Int64 {
     let (seconds, attoseconds) = duration.components
     return seconds * 1_000_000 + attoseconds / 1_000_000_000_000

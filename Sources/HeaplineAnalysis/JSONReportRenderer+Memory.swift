@@ -1,13 +1,15 @@
 import HeaplineTrace
 
 /// The members of the JSON report about memory beyond malloc's blocks, documented in
-/// <doc:ReportJSON>: `backing_stores`, `footprint`, `memory_warnings`, `memory_limit_kill`.
+/// <doc:ReportJSON>: `backing_stores`, `footprint`, `footprint_at_peak_rss`, `memory_warnings`,
+/// `memory_limit_kill`.
 extension JSONReportRenderer {
   static func memoryMembers(_ report: StatisticsReport) -> [(String, JSONValue)] {
     let statistics = report.statistics
     return [
       ("backing_stores", backingStores(statistics.backingStores, report: report)),
       ("footprint", footprint(statistics.footprint)),
+      ("footprint_at_peak_rss", statistics.footprintAtPeakRSS.map(footprint) ?? .null),
       ("memory_warnings", .array(statistics.memoryWarnings.map(warning))),
       ("memory_limit_kill", statistics.memoryLimitKill.map(kill) ?? .null),
     ]

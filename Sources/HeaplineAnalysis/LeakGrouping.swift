@@ -73,8 +73,15 @@ struct LeakGrouping {
         category: metadata.category(block.category), stack: block.stack)
     }
     var order = heads
-    if isCycle {  // named from a class instance if there is one: that is what the code names
-      let start = heads.first { metadata.category(scan.blocks[nodes[$0]].category).kind == .swiftClass } ?? heads[0]
+    if isCycle {
+      // Named from the class instance allocated first (the owner, which made the others), or
+      // the block allocated first when there is none. Alloc ids order a thread's allocations.
+      func rank(_ local: Int) -> (Int, UInt32, UInt64) {
+        let block = scan.blocks[nodes[local]]
+        let isClass = metadata.category(block.category).kind == .swiftClass
+        return (isClass ? 0 : 1, block.id.threadSerial, block.id.counter)
+      }
+      let start = heads.min { rank($0) < rank($1) }!
       let cycle = graph.shortestCycle(through: start)
       order = cycle + heads.filter { !cycle.contains($0) }
     }

@@ -21,7 +21,7 @@ public struct LeakReport: Sendable {
   public var path: String
   /// The scan reported (its blocks and edges included).
   public var scan: LeakScan
-  /// Every scan in the trace, in order, without their blocks and edges.
+  /// Every scan in the trace, in order.
   public var scans: [LeakScan]
   /// The groups that no suppression matched, most bytes first.
   public var groups: [LeakGroup]
@@ -45,7 +45,7 @@ public struct LeakReport: Sendable {
   ) {
     self.path = path
     self.scan = scan
-    self.scans = (scans ?? [scan]).map { var bare = $0; bare.blocks = []; bare.edges = []; return bare }
+    self.scans = scans ?? [scan]
     var all = LeakGrouping(scan: scan, metadata: metadata).groups
     let pcs = all.flatMap { $0.members.flatMap { metadata.frames(of: $0.stack) } }
     let symbols = (symbolizer ?? Symbolizer(toolPath: nil)).symbolize(pcs, modules: metadata.modules)

@@ -54,15 +54,18 @@ public struct LowMemoryReportRenderer: ReportRenderer {
   /// Malloc categories and backing-store categories in one ranking, by bytes live at the end.
   private func categoryLines(_ statistics: Statistics) -> [String] {
     let malloc = statistics.categories.map {
-      (name: $0.name, kind: "malloc, \($0.kind)", bytes: $0.persistentBytes,
-       count: $0.persistentCount)
+      (
+        name: $0.name, kind: "malloc, \($0.kind)", bytes: $0.persistentBytes,
+        count: $0.persistentCount
+      )
     }
     let stores = statistics.backingStores.categories.map {
       (name: $0.name, kind: "backing store", bytes: $0.persistentBytes, count: $0.persistentCount)
     }
     let ranked = (malloc + stores).filter { $0.bytes > 0 }
       .sorted { ($1.bytes, $0.name) < ($0.bytes, $1.name) }.prefix(top)
-    var table = TextTable(header: ["Category", "Kind", "Live Bytes", "# Live"], leftAligned: [0, 1])
+    var table = TextTable(
+      header: ["Category", "Kind", "Live Bytes", "# Live"], leftAligned: [0, 1])
     for row in ranked {
       table.append([
         row.name, row.kind, TextReportRenderer.countText(row.bytes),
@@ -85,7 +88,8 @@ public struct LowMemoryReportRenderer: ReportRenderer {
     for (rank, (stack, kind)) in ranked.enumerated() {
       lines.append(
         "  [\(rank + 1)] \(TextReportRenderer.bytesText(stack.liveBytes)) live in "
-          + "\(TextReportRenderer.countText(stack.liveBlocks)) (\(kind))")
+          + TextReportRenderer.countText(stack.liveBlocks, kind == "malloc" ? "block" : "store")
+          + " (\(kind))")
       let frames = report.frames(of: stack)
       if frames.isEmpty { lines.append("      (no frames recorded)") }
       for (index, frame) in frames.enumerated() {

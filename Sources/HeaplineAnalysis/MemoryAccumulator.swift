@@ -24,6 +24,8 @@ struct MemoryAccumulator {
   private var warningIndex: [UInt32: Int] = [:]
   private(set) var footprint: (time: UInt64, value: Footprint)?
   private(set) var kill: MemoryLimitKill?
+  /// Malloc's and the backing stores' figures at the largest RSS sample.
+  private(set) var atPeakRSS: FootprintBreakdown?
 
   mutating func apply(_ store: BackingStoreEvent) {
     switch store.kind {
@@ -53,6 +55,15 @@ struct MemoryAccumulator {
       }
       retire(old)
     }
+  }
+
+  /// Notes what accounted for RSS when a sample is the largest so far.
+  mutating func sampleRSS(_ sample: RSSSample, mallocLiveBytes: UInt64, blocks: UInt64) {
+    guard sample.residentBytes > atPeakRSS?.residentBytes ?? 0 else { return }
+    atPeakRSS = FootprintBreakdown(
+      time: sample.time, isMeasured: false, residentBytes: sample.residentBytes,
+      mallocLiveBytes: mallocLiveBytes, mallocLiveBlocks: blocks, mallocOverheadBytes: nil,
+      backingStoreBytes: totals.liveBytes, allocatorFreeBytes: nil)
   }
 
   mutating func apply(_ event: MemoryEvent) {

@@ -72,6 +72,7 @@ extension Statistics {
     backingStores = memory.statistics(metadata: metadata, stackCount: options.topStackCount)
     memoryWarnings = memory.warnings
     memoryLimitKill = memory.kill
+    footprintAtPeakRSS = memory.atPeakRSS
     if let (time, value) = memory.footprint {
       footprint = FootprintBreakdown(time: time, footprint: value)
     } else {

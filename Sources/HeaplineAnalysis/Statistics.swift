@@ -33,6 +33,9 @@ public struct Statistics: Sendable {
   public var footprint = FootprintBreakdown(
     time: 0, isMeasured: false, residentBytes: nil, mallocLiveBytes: 0, mallocLiveBlocks: 0,
     mallocOverheadBytes: nil, backingStoreBytes: 0, allocatorFreeBytes: nil)
+  /// RSS at its largest sample, beside malloc's live bytes and the backing stores then; `nil`
+  /// without RSS samples.
+  public var footprintAtPeakRSS: FootprintBreakdown?
   /// Every memory warning, in time order, with what each observer freed.
   public var memoryWarnings: [MemoryWarningStatistics] = []
   /// The memory-limit kill that ended the recording, if one did.

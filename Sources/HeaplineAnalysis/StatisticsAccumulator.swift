@@ -35,7 +35,9 @@ struct StatisticsAccumulator {
     switch event {
     case .alloc(let alloc): allocate(alloc)
     case .free(let free): release(free)
-    case .rss(let sample): sampleRSS(sample)
+    case .rss(let sample):
+      sampleRSS(sample)
+      memory.sampleRSS(sample, mallocLiveBytes: totals.liveBytes, blocks: totals.liveBlocks)
     case .mark: totals.markCount &+= 1
     case .backingStore(let store): memory.apply(store)
     case .memory(let event): memory.apply(event)

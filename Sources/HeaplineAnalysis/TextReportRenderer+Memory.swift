@@ -13,6 +13,9 @@ extension TextReportRenderer {
     if stores.totalCount > 0 || stores.unmatchedReleaseCount > 0 {
       lines += [""] + backingStoreLines(stores)
     }
+    if let peak = statistics.footprintAtPeakRSS, stores.totalCount > 0 {
+      lines += [""] + footprintLines(peak, title: "Footprint at the peak of RSS")
+    }
     if statistics.footprint.residentBytes != nil || statistics.footprint.isMeasured {
       lines += [""] + footprintLines(statistics.footprint)
     }
@@ -58,22 +61,27 @@ extension TextReportRenderer {
     return lines
   }
 
-  static func footprintLines(_ footprint: FootprintBreakdown) -> [String] {
-    let how = footprint.isMeasured ? "measured by the shim" : "estimated: no footprint record"
+  static func footprintLines(_ footprint: FootprintBreakdown, title: String = "Footprint")
+    -> [String]
+  {
+    let how =
+      footprint.isMeasured
+      ? "measured by the shim" : "from the RSS sample and the events before it"
     var table = TextTable(header: [], leftAligned: [0, 2])
     if let rss = footprint.residentBytes {
       table.append(["Resident (RSS)", bytesText(rss), binaryText(rss)])
     }
     table.append([
       "Malloc live", bytesText(footprint.mallocLiveBytes),
-      "in \(countText(footprint.mallocLiveBlocks)) blocks",
+      "in " + countText(footprint.mallocLiveBlocks, "block"),
     ])
     table.append([
       "Malloc overhead", footprint.mallocOverheadBytes.map(bytesText) ?? "unknown",
       "usable size minus requested size",
     ])
     table.append([
-      "Backing stores", bytesText(footprint.backingStoreBytes), binaryText(footprint.backingStoreBytes),
+      "Backing stores", bytesText(footprint.backingStoreBytes),
+      binaryText(footprint.backingStoreBytes),
     ])
     if let rest = footprint.unaccountedBytes {
       let sign = rest < 0 ? "-" : ""
@@ -83,7 +91,7 @@ extension TextReportRenderer {
         "code, stacks, other mappings\(free)",
       ])
     }
-    return ["Footprint at \(TimeText.duration(footprint.time)) (\(how))"] + table.lines
+    return ["\(title) at \(TimeText.duration(footprint.time)) (\(how))"] + table.lines
   }
 
   static func warningLines(_ warnings: [MemoryWarningStatistics]) -> [String] {
@@ -104,6 +112,10 @@ extension TextReportRenderer {
   }
 
   static func countText(_ value: UInt64) -> String { ByteCountText.grouped(value) }
+  /// `1 block`, `2,048 blocks`.
+  static func countText(_ value: UInt64, _ noun: String) -> String {
+    ByteCountText.grouped(value) + " " + noun + (value == 1 ? "" : "s")
+  }
   static func bytesText(_ value: UInt64) -> String { ByteCountText.grouped(value) + " B" }
   static func binaryText(_ value: UInt64) -> String {
     value >= 1024 ? "(\(ByteCountText.binary(value)))" : ""

@@ -13,8 +13,8 @@ struct TimelineAccumulator {
   /// The column for the categories without one of their own; -1 without columns.
   private let otherColumn: Int
   private var live = LiveTable<(size: UInt64, column: Int)>()
-  /// Backing stores live now, by the id their reporter gave them, with their sizes.
-  private var backingStores: [UInt64: UInt64] = [:]
+  /// Backing stores live now, and their columns.
+  private var backingStores: TimelineBackingStoreTracker
   private var step: UInt64 = 0
   private var row: TimelineRow
   private var peakRowDone = false
@@ -29,6 +29,8 @@ struct TimelineAccumulator {
     columnOfCategory = plan.columnOfCategory
     otherColumn = plan.columnNames.count - 1
     row = TimelineRow(endTime: interval)
+    backingStores = TimelineBackingStoreTracker(columnOf: plan.backingColumnOfCategory)
+    row.categoryBackingStoreBytes = Array(repeating: 0, count: plan.backingColumnNames.count)
     row.categoryLiveBytes = Array(repeating: 0, count: plan.columnNames.count)
     // Without allocations there is no peak to mark.
     peakRowDone = plan.peakLiveBytes == 0
@@ -67,16 +69,7 @@ struct TimelineAccumulator {
     case .mark(let mark):
       row.marks.append(mark.kind == .memoryWarning ? "memory warning: \(mark.name)" : mark.name)
     case .backingStore(let store):
-      // Memory outside malloc: beside live bytes, never in them, so the malloc figures keep
-      // matching the report.
-      if store.kind == .allocated {
-        if let old = backingStores.updateValue(store.bytes, forKey: store.id) {
-          row.backingStoreBytes &-= old
-        }
-        row.backingStoreBytes &+= store.bytes
-      } else if let old = backingStores.removeValue(forKey: store.id) {
-        row.backingStoreBytes &-= old
-      }
+      backingStores.apply(store, row: &row)
     case .memory:
       // A warning's details; the warning itself is a MARK of kind 2, shown above.
       break

@@ -16,18 +16,23 @@ public enum TimelineCSVWriter {
     _ reader: TraceReader, options: TimelineOptions, to output: inout Output
   ) throws(AnalysisError) -> TimelineScan {
     let scan = try TimelineScan(reader: reader, options: options)
-    try output.write(header(categoryColumns: scan.categoryColumns))
+    try output.write(
+      header(categoryColumns: scan.categoryColumns, backingStoreColumns: scan.backingStoreColumns))
     try scan.run { row throws(AnalysisError) in try output.write(record(row)) }
     return scan
   }
 
   /// The header record.
-  public static func header(categoryColumns: [String]) -> String {
+  public static func header(categoryColumns: [String], backingStoreColumns: [String] = [])
+    -> String
+  {
     let fixed = [
       "time_s", "live_bytes", "live_blocks", "allocations", "frees", "peak_live_bytes",
       "backing_store_bytes", "rss_bytes",
     ]
-    return CSV.record(fixed + categoryColumns.map { "live_bytes:" + $0 } + ["marker"])
+    return CSV.record(
+      fixed + categoryColumns.map { "live_bytes:" + $0 }
+        + backingStoreColumns.map { "backing_bytes:" + $0 } + ["marker"])
   }
 
   /// The record of one row.
@@ -38,6 +43,7 @@ public enum TimelineCSVWriter {
       String(row.backingStoreBytes), row.rssBytes.map { String($0) } ?? "",
     ]
     fields += row.categoryLiveBytes.map { String($0) }
+    fields += row.categoryBackingStoreBytes.map { String($0) }
     fields.append(row.marks.joined(separator: "; "))
     return CSV.record(fields)
   }

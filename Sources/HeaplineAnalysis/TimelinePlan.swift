@@ -16,6 +16,10 @@ struct TimelinePlan {
   var columnNames: [String] = []
   /// The most live blocks the pre-pass held at once.
   var maxTrackedBlocks = 0
+  /// The backing-store column of each category that held a store.
+  var backingColumnOfCategory: [CategoryID: Int] = [:]
+  /// Backing-store column names. Empty when rows show totals only.
+  var backingColumnNames: [String] = []
 
   /// One category's figures in the pre-pass.
   private struct CategoryPeak {
@@ -30,6 +34,7 @@ struct TimelinePlan {
     var categories: [CategoryID: CategoryPeak] = [:]
     var liveBytes: UInt64 = 0
     var lastTime: UInt64 = 0
+    var backing = TimelineBackingStorePlan()
     while let event = try stream.next() {
       lastTime = max(lastTime, event.time)
       switch event {
@@ -49,6 +54,8 @@ struct TimelinePlan {
         guard let block = live.remove(free.id) else { continue }
         liveBytes &-= block.size
         categories[block.category, default: CategoryPeak()].live &-= block.size
+      case .backingStore(let store):
+        backing.apply(store)
       default:
         break
       }
@@ -59,6 +66,7 @@ struct TimelinePlan {
     // Categories whose live bytes rose highest, then those that allocated most; the name
     // breaks ties so that the columns never depend on hashing.
     let metadata = stream.metadata
+    (backingColumnOfCategory, backingColumnNames) = backing.columns(metadata: metadata)
     let ranked = categories.map { id, counter in
       (id: id, name: metadata.category(id).name, counter: counter)
     }.sorted { lhs, rhs in

@@ -19,6 +19,9 @@ public struct TimelineRow: Hashable, Sendable {
   /// Bytes in backing stores (memory outside malloc, reported through
   /// `Heapline.backingStore`) at the end of the step; 0 in traces without them.
   public var backingStoreBytes: UInt64 = 0
+  /// Bytes in backing stores at the end of the step, one per entry of
+  /// ``TimelineScan/backingStoreColumns``.
+  public var categoryBackingStoreBytes: [UInt64] = []
   /// The last RSS sample taken at or before the end of the step; `nil` before the first.
   public var rssBytes: UInt64?
   /// Live bytes at the end of the step, one per entry of ``TimelineScan/categoryColumns``.

@@ -20,6 +20,9 @@ public final class TimelineScan {
   public let options: TimelineOptions
   /// Names of the category columns, `other` last; empty when rows show totals only.
   public let categoryColumns: [String]
+  /// Names of the backing-store categories, one column each; empty when rows show totals
+  /// only.
+  public let backingStoreColumns: [String]
   /// The peak of live bytes, which the report gives too; the largest ``TimelineRow/liveBytes``
   /// of the rows equals it.
   public let peakLiveBytes: UInt64
@@ -46,6 +49,7 @@ public final class TimelineScan {
     self.reader = reader
     self.options = options
     categoryColumns = plan.columnNames
+    backingStoreColumns = plan.backingColumnNames
     peakLiveBytes = plan.peakLiveBytes
     endTime = plan.endTime
     maxTrackedBlocks = plan.maxTrackedBlocks

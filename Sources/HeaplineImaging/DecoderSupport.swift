@@ -10,12 +10,25 @@ import CHeaplineImaging
 enum DecoderSupport {
   /// Runs `body` with `name` as the category of everything this thread mallocs meanwhile, so a
   /// decoder's transient allocations (libjpeg's pools, row buffers) show up under its name.
-  static func inScope<T>(_ name: String, _ body: () throws(ImagingError) -> T)
+  /// `body` gets the caller's scope, for ``makeOutput(_:category:callerScope:)``.
+  static func inScope<T>(_ name: String, _ body: (_ callerScope: UInt32) throws(ImagingError) -> T)
     throws(ImagingError) -> T
   {
-    let token = name.withCString { heapline_scope_push($0) }
-    defer { heapline_scope_pop(token) }
-    return try body()
+    let callerScope = name.withCString { heapline_scope_push($0) }
+    defer { heapline_scope_pop(callerScope) }
+    return try body(callerScope)
+  }
+
+  /// Makes a decoder's output in the scope its caller had: the image (its 64-byte object, not
+  /// only its pixels) belongs to the caller and outlives the decode, so it does not count as
+  /// the decoder's memory.
+  static func makeOutput(_ size: ImageSize, category: String, callerScope: UInt32)
+    throws(ImagingError) -> PixelBuffer
+  {
+    let decoderScope = "".withCString { heapline_scope_push($0) }  // an empty name only reads
+    heapline_scope_pop(callerScope)
+    defer { heapline_scope_pop(decoderScope) }
+    return try PixelBuffer(width: size.width, height: size.height, category: category)
   }
 
   /// Throws the error that a C result code stands for.
@@ -69,8 +82,7 @@ enum DecoderSupport {
   }
 
   /// The size a decoder produces for an image of `full` size and an optional bound.
-  static func targetSize(_ full: ImageSize, maxSize: ImageSize?) throws(ImagingError) -> ImageSize
-  {
+  static func targetSize(_ full: ImageSize, maxSize: ImageSize?) throws(ImagingError) -> ImageSize {
     guard let maxSize else { return full }
     guard maxSize.width > 0, maxSize.height > 0 else {
       throw .invalidSize(width: maxSize.width, height: maxSize.height)

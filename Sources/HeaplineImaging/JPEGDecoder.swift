@@ -31,8 +31,8 @@ public struct JPEGDecoder: Sendable {
   /// Decodes the JPEG file at `path`.
   public func decode(contentsOf path: String) throws(ImagingError) -> PixelBuffer {
     // The file's bytes are the decoder's transient memory too.
-    try DecoderSupport.inScope(Self.mallocCategory) { () throws(ImagingError) in
-      try decode(DecoderSupport.contents(of: path))
+    try DecoderSupport.inScope(Self.mallocCategory) { (callerScope) throws(ImagingError) in
+      try decode(DecoderSupport.contents(of: path), callerScope: callerScope)
     }
   }
 
@@ -42,14 +42,18 @@ public struct JPEGDecoder: Sendable {
   ///   ``ImagingError/corrupt(format:message:)`` for data that is not a valid JPEG, and
   ///   ``ImagingError/unsupported(format:message:)`` for CMYK images. Nothing stays allocated.
   public func decode(_ data: [UInt8]) throws(ImagingError) -> PixelBuffer {
-    try DecoderSupport.inScope(Self.mallocCategory) { () throws(ImagingError) in
-      try data.withUnsafeBufferPointer { (bytes) throws(ImagingError) in
-        guard let decoder = hli_jpeg_decoder_create(bytes.baseAddress, bytes.count) else {
-          throw .outOfMemory(bytes: 0)
-        }
-        defer { hli_jpeg_decoder_destroy(decoder) }
-        return try decode(with: decoder)
+    try DecoderSupport.inScope(Self.mallocCategory) { (callerScope) throws(ImagingError) in
+      try decode(data, callerScope: callerScope)
+    }
+  }
+
+  private func decode(_ data: [UInt8], callerScope: UInt32) throws(ImagingError) -> PixelBuffer {
+    try data.withUnsafeBufferPointer { (bytes) throws(ImagingError) in
+      guard let decoder = hli_jpeg_decoder_create(bytes.baseAddress, bytes.count) else {
+        throw .outOfMemory(bytes: 0)
       }
+      defer { hli_jpeg_decoder_destroy(decoder) }
+      return try decode(with: decoder, callerScope: callerScope)
     }
   }
 
@@ -64,7 +68,9 @@ public struct JPEGDecoder: Sendable {
     return 1
   }
 
-  private func decode(with decoder: OpaquePointer) throws(ImagingError) -> PixelBuffer {
+  private func decode(with decoder: OpaquePointer, callerScope: UInt32) throws(ImagingError)
+    -> PixelBuffer
+  {
     func check(_ code: Int32) throws(ImagingError) {
       try DecoderSupport.check(
         code, format: "JPEG", message: DecoderSupport.text(hli_jpeg_decoder_message(decoder)))
@@ -77,7 +83,7 @@ public struct JPEGDecoder: Sendable {
     let denominator = Self.scaleDenominator(full: full, target: target)
     try check(hli_jpeg_start(decoder, UInt32(denominator), &width, &height))
     let scaled = ImageSize(width: Int(width), height: Int(height))
-    let output = try PixelBuffer(width: target.width, height: target.height, category: category)
+    let output = try DecoderSupport.makeOutput(target, category: category, callerScope: callerScope)
     if scaled == target {
       // No resampling: libjpeg writes straight into the output's rows.
       var y = 0
@@ -109,7 +115,8 @@ public struct JPEGDecoder: Sendable {
     var y = 0
     while y < scaled.height {
       var read: UInt32 = 0
-      try check(hli_jpeg_read_rows(decoder, rows, stride, UInt32(min(batch, scaled.height - y)), &read))
+      try check(
+        hli_jpeg_read_rows(decoder, rows, stride, UInt32(min(batch, scaled.height - y)), &read))
       guard read > 0 else { throw .truncated(format: "JPEG", message: "no more rows") }
       for index in 0..<Int(read) { resampler.consume(rows + index * stride) }
       y += Int(read)

@@ -31,8 +31,8 @@ public struct PNGDecoder: Sendable {
   /// Decodes the PNG file at `path`.
   public func decode(contentsOf path: String) throws(ImagingError) -> PixelBuffer {
     // The file's bytes are the decoder's transient memory too.
-    try DecoderSupport.inScope(Self.mallocCategory) { () throws(ImagingError) in
-      try decode(DecoderSupport.contents(of: path))
+    try DecoderSupport.inScope(Self.mallocCategory) { (callerScope) throws(ImagingError) in
+      try decode(DecoderSupport.contents(of: path), callerScope: callerScope)
     }
   }
 
@@ -42,18 +42,24 @@ public struct PNGDecoder: Sendable {
   ///   ``ImagingError/corrupt(format:message:)`` for data that is not a valid PNG. Nothing
   ///   stays allocated.
   public func decode(_ data: [UInt8]) throws(ImagingError) -> PixelBuffer {
-    try DecoderSupport.inScope(Self.mallocCategory) { () throws(ImagingError) in
-      try data.withUnsafeBufferPointer { (bytes) throws(ImagingError) in
-        guard let decoder = hli_png_decoder_create(bytes.baseAddress, bytes.count) else {
-          throw .outOfMemory(bytes: 0)
-        }
-        defer { hli_png_decoder_destroy(decoder) }
-        return try decode(with: decoder)
-      }
+    try DecoderSupport.inScope(Self.mallocCategory) { (callerScope) throws(ImagingError) in
+      try decode(data, callerScope: callerScope)
     }
   }
 
-  private func decode(with decoder: OpaquePointer) throws(ImagingError) -> PixelBuffer {
+  private func decode(_ data: [UInt8], callerScope: UInt32) throws(ImagingError) -> PixelBuffer {
+    try data.withUnsafeBufferPointer { (bytes) throws(ImagingError) in
+      guard let decoder = hli_png_decoder_create(bytes.baseAddress, bytes.count) else {
+        throw .outOfMemory(bytes: 0)
+      }
+      defer { hli_png_decoder_destroy(decoder) }
+      return try decode(with: decoder, callerScope: callerScope)
+    }
+  }
+
+  private func decode(with decoder: OpaquePointer, callerScope: UInt32) throws(ImagingError)
+    -> PixelBuffer
+  {
     func check(_ code: Int32) throws(ImagingError) {
       try DecoderSupport.check(
         code, format: "PNG", message: DecoderSupport.text(hli_png_decoder_message(decoder)))
@@ -64,7 +70,7 @@ public struct PNGDecoder: Sendable {
     try check(hli_png_read_header(decoder, &width, &height, &interlaced))
     let full = ImageSize(width: Int(width), height: Int(height))
     let target = try DecoderSupport.targetSize(full, maxSize: maxSize)
-    let output = try PixelBuffer(width: target.width, height: target.height, category: category)
+    let output = try DecoderSupport.makeOutput(target, category: category, callerScope: callerScope)
     if interlaced != 0 {
       try decodeInterlaced(decoder, full: full, into: output, check: check)
     } else if full == target {

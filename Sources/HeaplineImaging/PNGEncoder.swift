@@ -23,7 +23,8 @@ public struct PNGEncoder: Sendable {
     let code = hli_png_encode(
       image.row(0), UInt32(image.width), UInt32(image.height), image.bytesPerRow,
       interlaced ? 1 : 0, &data, &count, &message)
-    let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let text = String(
+      decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     try DecoderSupport.check(code, format: "PNG", message: text)
     defer { hli_free(data) }
     return Array(UnsafeBufferPointer(start: data, count: count))

@@ -16,7 +16,9 @@ extension ImagingTests {
 
     static func expectQuadrants(_ image: PixelBuffer) {
       let (w, h) = (image.width, image.height)
-      for (x, y) in [(w / 4, h / 4), (3 * w / 4, h / 4), (w / 4, 3 * h / 4), (3 * w / 4, 3 * h / 4)] {
+      for (x, y) in [
+        (w / 4, h / 4), (3 * w / 4, h / 4), (w / 4, 3 * h / 4), (3 * w / 4, 3 * h / 4),
+      ] {
         let expected = TestImages.quadrantColor(x: x, y: y, width: w, height: h)
         #expect(TestImages.close(image[x: x, y: y], expected), "pixel \(x),\(y)")
       }
@@ -72,9 +74,12 @@ extension ImagingTests {
 
     @Test func theScaleIsTheLargestThatKeepsTheTargetCovered() {
       let full = ImageSize(width: 6144, height: 4096)
-      #expect(JPEGDecoder.scaleDenominator(full: full, target: ImageSize(width: 1620, height: 1080)) == 2)
-      #expect(JPEGDecoder.scaleDenominator(full: full, target: ImageSize(width: 768, height: 512)) == 8)
-      #expect(JPEGDecoder.scaleDenominator(full: full, target: ImageSize(width: 769, height: 512)) == 4)
+      #expect(
+        JPEGDecoder.scaleDenominator(full: full, target: ImageSize(width: 1620, height: 1080)) == 2)
+      #expect(
+        JPEGDecoder.scaleDenominator(full: full, target: ImageSize(width: 768, height: 512)) == 8)
+      #expect(
+        JPEGDecoder.scaleDenominator(full: full, target: ImageSize(width: 769, height: 512)) == 4)
       #expect(JPEGDecoder.scaleDenominator(full: full, target: full) == 1)
     }
 
@@ -84,10 +89,12 @@ extension ImagingTests {
       let path = FileManager.default.temporaryDirectory
         .appendingPathComponent("jpeg-\(UUID().uuidString).trace").path
       defer { try? FileManager.default.removeItem(atPath: path) }
+      var kept: PixelBuffer?
       let recording = try Heapline.record(to: path) {
-        _ = try JPEGDecoder(category: "JPEGDecoderTests.stacks").decode(jpeg)
+        kept = try JPEGDecoder(category: "JPEGDecoderTests.stacks").decode(jpeg)
       }
-      // Then the decoder's category holds transient blocks only
+      #expect(kept != nil)
+      // Then the decoder's category holds transient blocks only, even while its image lives
       let mallocs = try #require(recording.statistics.category(named: JPEGDecoder.mallocCategory))
       #expect(mallocs.transientCount > 0)
       #expect(mallocs.persistentBytes == 0)

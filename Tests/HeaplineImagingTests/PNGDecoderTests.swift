@@ -25,9 +25,11 @@ extension ImagingTests {
       let recording = try Heapline.record {
         let image = try PNGDecoder(category: category).decode(png)
         #expect(image.size == source.size)
-        var same = true
-        for y in 0..<40 { for x in 0..<50 where image[x: x, y: y] != source[x: x, y: y] { same = false } }
-        #expect(same)
+        var differing = 0
+        for y in 0..<40 {
+          for x in 0..<50 where image[x: x, y: y] != source[x: x, y: y] { differing += 1 }
+        }
+        #expect(differing == 0)
       }
       let stores = try #require(recording.statistics.backingStores.category(named: category))
       #expect(stores.totalBytes == 50 * 40 * 4)
@@ -43,9 +45,13 @@ extension ImagingTests {
         let image = try PNGDecoder(maxSize: ImageSize(width: 20, height: 20), category: category)
           .decode(png)
         #expect(image.size == ImageSize(width: 20, height: 15))
-        var same = true
-        for y in 0..<15 { for x in 0..<20 where image[x: x, y: y] != Self.boxMean(source, x: x, y: y) { same = false } }
-        #expect(same)
+        var differing = 0
+        for y in 0..<15 {
+          for x in 0..<20 where image[x: x, y: y] != Self.boxMean(source, x: x, y: y) {
+            differing += 1
+          }
+        }
+        #expect(differing == 0)
       }
       // Then the only backing store was the 20×15 output
       let stores = recording.statistics.backingStores

@@ -44,10 +44,13 @@ extension ImagingTests {
 
     @Test func sizesFitWithinBoundsKeepingTheirAspect() {
       let photo = ImageSize(width: 6144, height: 4096)
-      #expect(photo.fitting(within: ImageSize(width: 1920, height: 1080)) == .init(width: 1620, height: 1080))
-      #expect(photo.fitting(within: ImageSize(width: 600, height: 4000)) == .init(width: 600, height: 400))
+      let display = photo.fitting(within: ImageSize(width: 1920, height: 1080))
+      #expect(display == ImageSize(width: 1620, height: 1080))
+      let narrow = photo.fitting(within: ImageSize(width: 600, height: 4000))
+      #expect(narrow == ImageSize(width: 600, height: 400))
       #expect(photo.fitting(within: ImageSize(width: 8000, height: 8000)) == photo)
-      #expect(ImageSize(width: 1000, height: 1).fitting(within: .init(width: 10, height: 10)) == .init(width: 10, height: 1))
+      let line = ImageSize(width: 1000, height: 1).fitting(within: ImageSize(width: 10, height: 10))
+      #expect(line == ImageSize(width: 10, height: 1))
     }
   }
 }

@@ -21,7 +21,10 @@ import Testing
       return 1_000
     }
     let second = MemoryPressure.addObserver(named: "MemoryPressureTests.second") { _ in 250 }
-    defer { (first.cancel(), second.cancel()) }
+    defer {
+      first.cancel()
+      second.cancel()
+    }
     // When an urgent warning is simulated inside a recording
     var freed = 0
     let recording = try Heapline.record { freed = MemoryPressure.simulate(.urgent) }
@@ -82,6 +85,8 @@ import Testing
     do {
       try MemoryPressure.monitorSystemPressure(stall: .milliseconds(150), window: .seconds(2))
       #expect(MemoryPressure.isSystemPressureAvailable)
+      // Off again: a stall on a busy machine must not warn the other tests' caches.
+      MemoryPressure.stopMonitoringSystemPressure()
     } catch HeaplineError.io(_, let err) {
       #expect(err == ENOENT || err == EINVAL || err == EPERM || err == EACCES)
     } catch {

@@ -25,7 +25,8 @@ struct MemoryRecordTests {
         at: id * 1_000, .allocated, id: id, bytes: 4 * mib, category: images, stack: StackID(1))
     }
     main.backingStore(at: 4_000, .released, id: 2, bytes: 4 * mib, category: images)
-    main.backingStore(at: 5_000, .allocated, id: 9, bytes: mib, category: buffers, stack: StackID(2))
+    main.backingStore(
+      at: 5_000, .allocated, id: 9, bytes: mib, category: buffers, stack: StackID(2))
     main.backingStore(at: 6_000, .released, id: 9, bytes: mib, category: buffers)
     main.backingStore(
       at: 6_000, .allocated, id: 9, bytes: 2 * mib, category: buffers, stack: StackID(2))
@@ -71,9 +72,11 @@ struct MemoryRecordTests {
       if case .backingStore(let store) = event { store } else { nil }
     }
     #expect(stores.count == 8)
-    #expect(stores[0] == BackingStoreEvent(
-      time: 1_000, kind: .allocated, id: 1, bytes: 4 * Self.mib, category: Self.images,
-      stack: StackID(1), threadSerial: 1))
+    #expect(
+      stores[0]
+        == BackingStoreEvent(
+          time: 1_000, kind: .allocated, id: 1, bytes: 4 * Self.mib, category: Self.images,
+          stack: StackID(1), threadSerial: 1))
     let memory = events.compactMap { event -> MemoryEvent.Detail? in
       if case .memory(let memory) = event { memory.detail } else { nil }
     }
@@ -132,6 +135,18 @@ struct MemoryRecordTests {
     #expect(stats.trace.endReason == .memoryLimit)
   }
 
+  @Test("the footprint at the peak of RSS holds what malloc and the stores held then")
+  func footprintAtPeakRSS() throws {
+    let trace = try Self.trace()
+    let stats = try Statistics(contentsOf: trace.path)
+    let peak = try #require(stats.footprintAtPeakRSS)
+    #expect(peak.time == 29_000)
+    #expect(peak.residentBytes == 25 * Self.mib)
+    #expect(peak.backingStoreBytes == 10 * Self.mib)
+    #expect(peak.mallocLiveBytes == 48)
+    #expect(peak.unaccountedBytes == Int64(15 * Self.mib) - 48)
+  }
+
   @Test("without a footprint record, the breakdown is estimated from the statistics")
   func estimatedFootprint() throws {
     let trace = try Self.trace()
@@ -151,7 +166,8 @@ struct MemoryRecordTests {
     let text = try TextReportRenderer().render(report)
     #expect(
       text.contains(
-        "  Images           8,388,608             2            1   12,582,912        3  12,582,912"))
+        "  Images           8,388,608             2            1   12,582,912        3  12,582,912")
+    )
     #expect(text.contains("  Malloc overhead           8 B  usable size minus requested size"))
     #expect(text.contains("Memory limit exceeded at 30.000 µs"))
     #expect(text.contains("cache 1,048,576, thumbnails 512"))

@@ -38,7 +38,8 @@ struct ReportRendererTests {
     // Then the top-level keys are those documented, in order
     let topKeys = [
       "schema_version", "trace", "totals", "categories", "stack_count", "top_stacks",
-      "backing_stores", "footprint", "memory_warnings", "memory_limit_kill",
+      "backing_stores", "footprint", "footprint_at_peak_rss", "memory_warnings",
+      "memory_limit_kill",
     ]
     #expect(Set(json.keys) == Set(topKeys))
     let positions = topKeys.compactMap { text.range(of: "\n  \"\($0)\":")?.lowerBound }

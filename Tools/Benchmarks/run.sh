@@ -18,7 +18,7 @@
 #   c-1thread   churn.c, PAIRS pairs on the main thread
 #   c-2threads  churn.c, the same PAIRS split over two threads: same events, plus contention
 #   swift       churn.swift, PAIRS class instances made and dropped (swiftc -O)
-# Each malloc is about 20 frames deep. The C code is built -O2 -g -fomit-frame-pointer, as
+# Each malloc is 18 to 20 frames deep. The C code is built -O2 -g -fomit-frame-pointer, as
 # Debian builds its packages: both tracers must unwind with DWARF CFI, never frame pointers.
 #
 # CPU time is user + sys of the whole process tree, so heaptrack's bill includes
@@ -54,7 +54,7 @@ export BENCH_RUNS="${RUNS:-5}" BENCH_PAIRS="${PAIRS:-3000000}"
 python3 -u - <<'PYTHON'
 import ctypes, glob, json, os, resource, struct, subprocess, sys, time
 
-work, heapline, heaptrack = (os.environ[k] for k in ("BENCH_WORK", "BENCH_HEAPLINE", "BENCH_HEAPTRACK"))
+work, heapline, heaptrack = (os.environ[f"BENCH_{k}"] for k in ("WORK", "HEAPLINE", "HEAPTRACK"))
 runs, pairs = int(os.environ["BENCH_RUNS"]), int(os.environ["BENCH_PAIRS"])
 
 # Depths chosen so that each malloc has 18-20 callers up to _start or clone3 (checked in gdb):
@@ -150,7 +150,7 @@ def report_count(path):
     except subprocess.TimeoutExpired:
         return "report timed out"
     if r.returncode != 0:
-        why = (r.stderr.strip().splitlines() or ["no output"])[0][:70]
+        why = (r.stderr.strip().splitlines() or ["no output"])[0][:160]
         return f"report unavailable ({why})"
     try:
         count = find_count(json.loads(r.stdout))

@@ -25,7 +25,7 @@ struct SlideGenerator {
     var written = 0
     for index in 0..<count where access(path(ofSlide: index), R_OK) != 0 {
       let started = Clock.now
-      let bytes = try JPEGEncoder(quality: 90).encode(size: size) { y, row in
+      let bytes = try JPEGEncoder(quality: 85).encode(size: size) { y, row in
         Self.paint(row: row, y: y, width: size.width, height: size.height, slide: index)
       }
       // Written under a temporary name and renamed, so a run cut short leaves no half file.
@@ -47,7 +47,7 @@ struct SlideGenerator {
   ) {
     let shift = slide * 37
     for x in 0..<width {
-      let texture = ((x &* 7) ^ (y &* 13) ^ (x &* y >> 5)) & 0x1F
+      let texture = ((x &* 7) ^ (y &* 13) ^ (x &* y >> 5)) & 0x0F
       row[x * 4] = UInt8(truncatingIfNeeded: x * 255 / width + texture + shift)
       row[x * 4 + 1] = UInt8(truncatingIfNeeded: y * 255 / height + texture)
       row[x * 4 + 2] = UInt8(truncatingIfNeeded: (x + y) * 128 / (width + height) + shift * 2)

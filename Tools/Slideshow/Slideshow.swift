@@ -100,7 +100,8 @@ struct Slideshow {
     defer { fclose(file) }
     var line = [CChar](repeating: 0, count: 256)
     while fgets(&line, Int32(line.count), file) != nil {
-      let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      let text = String(
+        decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
       guard text.hasPrefix(field) else { continue }
       let digits = text.dropFirst(field.count).filter(\.isNumber)
       return (Int(digits) ?? 0) * 1024

@@ -18,8 +18,8 @@ struct SlideshowCommand: ParsableCommand {
       memory warnings. The photos are generated once into a temporary directory.
       """)
 
-  @Flag(help: "How to show the photos.")
-  var mode: SlideshowMode
+  @Flag(help: "How to show the photos (one is needed, unless --generate-only).")
+  var mode: SlideshowMode?
 
   @Option(help: "The number of photos.")
   var count = 6
@@ -33,11 +33,14 @@ struct SlideshowCommand: ParsableCommand {
   @Option(help: "Seconds each photo stays on screen.")
   var dwell = 0.25
 
-  @Option(help: ArgumentHelp("The image cache's cost limit in bytes (--fixed).", valueName: "bytes"))
+  @Option(
+    help: ArgumentHelp("The image cache's cost limit in bytes (--fixed).", valueName: "bytes"))
   var cacheLimit = 32 << 20
 
-  @Option(help: ArgumentHelp("Simulate a memory warning before showing photo N (counting from 1).",
-                             valueName: "N"))
+  @Option(
+    help: ArgumentHelp(
+      "Simulate a memory warning before showing photo N (counting from 1).",
+      valueName: "N"))
   var simulateWarningBefore: Int?
 
   @Option(help: "Where the generated photos are kept (default: a directory under $TMPDIR).")
@@ -48,6 +51,9 @@ struct SlideshowCommand: ParsableCommand {
 
   mutating func validate() throws {
     guard count > 0 else { throw ValidationError("--count must be at least 1") }
+    guard mode != nil || generateOnly else {
+      throw ValidationError("choose --leaky or --fixed (or --generate-only)")
+    }
     _ = try Self.parseSize(size, option: "--size")
     _ = try Self.parseSize(display, option: "--display")
     guard dwell >= 0 else { throw ValidationError("--dwell must be 0 or more") }
@@ -59,7 +65,7 @@ struct SlideshowCommand: ParsableCommand {
       size: photoSize, count: count,
       directory: images ?? SlideGenerator.defaultDirectory(for: photoSize))
     _ = try generator.prepare()
-    if generateOnly { return }
+    guard let mode, !generateOnly else { return }
     let paths = (0..<count).map(generator.path(ofSlide:))
     var show = Slideshow(
       mode: mode, display: try Self.parseSize(display, option: "--display"),

@@ -96,6 +96,9 @@ uint64_t heapline_pressure_simulate(int level);
 /// errno value (EINVAL for a trigger the kernel refuses).
 int heapline_pressure_monitor_psi(const char *trigger);
 
+/// Stops watching PSI (after heapline_pressure_monitor_psi); a no-op when not watching.
+void heapline_pressure_stop_psi(void);
+
 /// What one leak scan found. Lost blocks are those no path from the program's roots reaches;
 /// possibly lost ones are reached only through a pointer into their middle.
 struct heapline_leak_summary {
@@ -111,6 +114,11 @@ struct heapline_leak_summary {
 ///     struct heapline_leak_summary found;
 ///     if (heapline_check_leaks(&found) == 0 && found.lost_blocks) report(found.lost_bytes);
 int heapline_check_leaks(struct heapline_leak_summary *summary);
+
+/// Zeroes the calling thread's dead stack below the caller's frame (up to 64 KiB), where
+/// returned functions left copies of pointers that would hide a leak from the next check. Call
+/// it right before heapline_check_leaks(), from the function that called the code under test.
+void heapline_clear_stack(void);
 
 /// Makes `bytes` from `start` a root of leak scans: memory the scan would not otherwise read
 /// (a region from mmap, say) that holds pointers to heap blocks. Returns 0, EINVAL, or ENOSPC

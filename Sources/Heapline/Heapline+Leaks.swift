@@ -1,0 +1,170 @@
+import CHeapline
+import HeaplineAnalysis
+import HeaplineTrace
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What one leak scan found, in numbers; the trace holds the blocks themselves.
+public struct LeakCheck: Hashable, Sendable {
+  /// The scan's number in the trace: 1, 2, 3… (`heapline leaks --scan`).
+  public var scan: UInt64
+  /// Blocks that no path from the program's roots reaches.
+  public var lostBlocks: UInt64
+  public var lostBytes: UInt64
+  /// Blocks reached only through pointers into their middle.
+  public var possiblyLostBlocks: UInt64
+  public var possiblyLostBytes: UInt64
+
+  /// Whether nothing is lost, or possibly lost.
+  public var isClean: Bool { lostBlocks == 0 && possiblyLostBlocks == 0 }
+}
+
+/// The error that ``Heapline/expectNoLeaks(depth:_:)`` throws: the leak report, whose
+/// description lists every group (a cycle by its categories) with its allocation stacks.
+public struct LeaksFound: Error, CustomStringConvertible, Sendable {
+  public let report: LeakReport
+
+  public var description: String {
+    let lost = report.definitelyLost.blocks + report.indirectlyLost.blocks
+    return "leaks found: \(lost) blocks lost, \(report.possiblyLost.blocks) possibly lost\n"
+      + LeakTextRenderer().render(report)
+  }
+}
+
+extension Heapline {
+  /// Scans this process for leaks now, as `heapline_check_leaks()` does: the other threads stop
+  /// for the length of the scan, and its result goes to the trace of the running recording.
+  ///
+  /// ```swift
+  /// let recording = try Heapline.record {
+  ///   openAndCloseTheEditor()
+  ///   try Heapline.checkLeaks()
+  /// }
+  /// let report = try recording.leaks()  // the groups, their categories and stacks
+  /// ```
+  ///
+  /// - Throws: ``HeaplineError/notRecording`` when nothing is recording.
+  @discardableResult
+  @_transparent  // inlined into the caller, with no frame of its own that stale pointers fill
+  public static func checkLeaks() throws -> LeakCheck {
+    // Functions the caller called before left copies of their pointers on the stack below its
+    // frame, where this check's frames will go: zeroed first, so they hide no leak.
+    heapline_clear_stack()
+    return try scanForLeaks()
+  }
+
+  @usableFromInline
+  static func scanForLeaks() throws -> LeakCheck {
+    var summary = heapline_leak_summary()
+    switch heapline_check_leaks(&summary) {
+    case 0:
+      return LeakCheck(
+        scan: summary.scan, lostBlocks: summary.lost_blocks, lostBytes: summary.lost_bytes,
+        possiblyLostBlocks: summary.possibly_lost_blocks,
+        possiblyLostBytes: summary.possibly_lost_bytes)
+    case EINVAL: throw HeaplineError.notRecording
+    case let err: throw HeaplineError.io("scanning for leaks", err)
+    }
+  }
+
+  /// Runs `body` in a recording, then scans for leaks, and throws ``LeaksFound`` when any block
+  /// allocated meanwhile is lost or possibly lost. Works in Swift Testing and XCTest alike, as
+  /// a thrown error fails the test:
+  ///
+  /// ```swift
+  /// @Test func closingTheEditorLeaksNothing() throws {
+  ///   try Heapline.expectNoLeaks {
+  ///     let editor = Editor()
+  ///     editor.open()
+  ///     editor.close()
+  ///   }
+  /// }
+  /// ```
+  ///
+  /// `body` runs on a thread of its own, which is gone (and its stack unmapped) when the check
+  /// runs, on another: a thread's stack, and a task's async frames, hold stale copies of the
+  /// pointers it used, which would hide leaks.
+  /// So `body` must not need the calling thread (the main actor, say), and Swift Testing's
+  /// `#expect` inside it has no test to report to: check results after it returns. Objects
+  /// `body` hands out (through a captured variable) are reachable, not lost. Recordings take
+  /// turns, as ``record(to:depth:_:)``'s do.
+  public static func expectNoLeaks(depth: Int = 64, _ body: () throws -> Void) throws {
+    let path = temporaryLeakTracePath()
+    defer { unlink(path) }
+    var check: LeakCheck?
+    _ = try record(to: path, depth: depth) {
+      try onThreadOfItsOwn(body)
+      // From another new thread: a thread's own frames may keep copies of what it pointed to.
+      try onThreadOfItsOwn { check = try checkLeaks() }
+    }
+    guard let check, !check.isClean else { return }
+    let report = try LeakReport.read(path: path, scan: check.scan, symbolizer: Symbolizer())
+    if report.hasLeaks { throw LeaksFound(report: report) }
+  }
+
+  /// Runs `work` on a new thread and waits for it to finish. The thread's stack is fresh from
+  /// mmap: glibc would reuse the stack of an exited thread, whose stale pointers would be found
+  /// in the new frames' unused slots, where they might point to a new block at a reused address.
+  private static func onThreadOfItsOwn(_ work: () throws -> Void) throws {
+    let stackSize = 8 << 20
+    guard
+      let stack = mmap(
+        nil, stackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
+      stack != MAP_FAILED
+    else { throw HeaplineError.io("mapping a stack for the leak check", errno) }
+    defer { munmap(stack, stackSize) }
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    pthread_attr_setstack(&attributes, stack, stackSize)
+    var result: Result<Void, any Error> = .success(())
+    try withoutActuallyEscaping(work) { work in
+      let job = Unmanaged.passRetained(ThreadJob { result = Result { try work() } })
+      var thread = pthread_t()
+      let err = pthread_create(
+        &thread, &attributes,
+        { raw in
+          Unmanaged<ThreadJob>.fromOpaque(raw!).takeRetainedValue().run()
+          return nil
+        }, job.toOpaque())
+      guard err == 0 else {
+        job.release()
+        throw HeaplineError.io("starting a thread for the leak check", err)
+      }
+      pthread_join(thread, nil)
+    }
+    try result.get()
+  }
+
+  private static func temporaryLeakTracePath() -> String {
+    let directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    var template = Array("\(directory)/heapline-leaks-XXXXXX.trace".utf8CString)
+    let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 6) }
+    if fd >= 0 { close(fd) }
+    return String(
+      decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+}
+
+extension Recording {
+  /// The report of a leak scan made during the recording (``Heapline/checkLeaks()``): its last
+  /// complete scan, or the one numbered `scan`.
+  ///
+  /// - Throws: `AnalysisError` when the recording made no such scan.
+  public func leaks(
+    scan: UInt64? = nil, suppressions: LeakSuppressions = LeakSuppressions(),
+    symbolize: Bool = true
+  ) throws -> LeakReport {
+    try LeakReport.read(
+      path: trace.path, scan: scan, suppressions: suppressions,
+      symbolizer: symbolize ? Symbolizer() : nil)
+  }
+}
+
+/// A closure handed to a new thread, which releases it when done.
+private final class ThreadJob: @unchecked Sendable {
+  let run: () -> Void
+  init(_ run: @escaping () -> Void) { self.run = run }
+}
