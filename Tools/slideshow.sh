@@ -30,7 +30,10 @@ for mode in leaky fixed; do
   trace="$out/heapline-slideshow-$mode.trace"
   echo "=== slideshow --$mode"
   "$bin/heapline" record -o "$trace" --warn-at 2 -- "$bin/slideshow" "--$mode"
-  "$bin/heapline" report "$trace" --top 2
+  # The totals, then the sections about memory outside malloc (the whole report has the
+  # category table and the stacks too: heapline report TRACE).
+  "$bin/heapline" report "$trace" --top 0 | sed -n '/^Totals/,/^$/p; /^Backing stores/,/^Top/p' |
+    grep -v '^Top'
   "$bin/heapline" timeline "$trace" --interval 250 --categories 3 -o "$trace.csv"
   summarize "$trace.csv"
 done

@@ -24,7 +24,9 @@ extension Heapline {
   ///   - id: names the store until its release (its address will do); unique among live
   ///     stores. Reporting a live id again replaces that store.
   public static func backingStore(allocated bytes: Int, category: String, id: UInt64) {
-    category.withCString { heapline_backing_alloc(id, UInt64(max(0, bytes)), $0) }
+    // The string passed straight as a C string, not through withCString: no closure frames
+    // at the top of the stack that the trace records for the store.
+    heapline_backing_alloc(id, UInt64(max(0, bytes)), category)
   }
 
   /// Reports that the backing store `id` was released. Returns the bytes it had, 0 when no

@@ -1,0 +1,194 @@
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+import Testing
+
+/// `heapline record` scans for leaks in C programs whose blocks the tests know, and
+/// `heapline leaks` reports them (Fixtures/leaks.c lists each case and its size).
+@Suite struct LeakTests {
+  /// Records Fixtures/leaks.c once per test, into its own directory.
+  func recordLeaks(_ extra: [String] = []) throws -> (trace: URL, result: Harness.Result) {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("leaks", in: dir)
+    let trace = dir.appendingPathComponent("leaks.trace")
+    let result = try Harness.heapline(["record", "-o", trace.path] + extra + ["--", program])
+    return (trace, result)
+  }
+
+  func report(_ trace: URL, scan: UInt64? = nil) throws -> LeakReport {
+    try LeakReport.read(path: trace.path, scan: scan, symbolizer: nil)
+  }
+
+  @Test func theAPIScanFindsExactlyTheLostBlocksAndGroupsThem() throws {
+    // Given the fixture, recorded, which checks for leaks through the C API with its threads
+    // waiting, one holding a block on its stack and one in a register
+    let (trace, result) = try recordLeaks()
+    #expect(result.status == 0)
+    #expect(result.stdout == "check 0: 1110 lost in 16 blocks, 110 possibly lost in 1 blocks\n")
+    // Then scan 1 (the API's) finds the lost blocks, and nothing of the global's, the stack's or
+    // the register's
+    let report = try report(trace, scan: 1)
+    #expect(report.scan.trigger == .api)
+    #expect(report.scan.threadsStopped >= 2)
+    #expect(report.definitelyLost == LeakAmount(blocks: 7, bytes: 534))
+    #expect(report.indirectlyLost == LeakAmount(blocks: 9, bytes: 576))
+    #expect(report.possiblyLost == LeakAmount(blocks: 1, bytes: 110))
+    let groups = Dictionary(uniqueKeysWithValues: report.groups.map { ($0.name, $0) })
+    #expect(groups.count == 5)
+    // The list: its head is where the leak starts, the other nine hang from it
+    let list = try #require(groups["Malloc 64 Bytes"])
+    #expect(list.kind == .rootLeak)
+    #expect(list.instances == 1)
+    #expect(list.definitelyLost == LeakAmount(blocks: 1, bytes: 64))
+    #expect(list.indirectlyLost == LeakAmount(blocks: 9, bytes: 576))
+    // The two nodes that point to each other
+    let cycle = try #require(groups["Malloc 96 Bytes → Malloc 96 Bytes → Malloc 96 Bytes"])
+    #expect(cycle.kind == .cycle)
+    #expect(cycle.definitelyLost == LeakAmount(blocks: 2, bytes: 180))
+    #expect(cycle.indirectlyLost == LeakAmount())
+    // The three simple blocks, one leak three times over
+    let simple = try #require(groups["Malloc 48 Bytes"])
+    #expect(simple.kind == .rootLeak)
+    #expect(simple.instances == 3)
+    #expect(simple.definitelyLost == LeakAmount(blocks: 3, bytes: 120))
+    // The block whose address is hidden by XOR
+    let hidden = try #require(groups["Malloc 176 Bytes"])
+    #expect(hidden.definitelyLost == LeakAmount(blocks: 1, bytes: 170))
+    // The block kept only by a pointer into its middle
+    let interior = try #require(groups["Malloc 112 Bytes"])
+    #expect(interior.kind == .possiblyLost)
+    #expect(interior.possiblyLost == LeakAmount(blocks: 1, bytes: 110))
+  }
+
+  @Test func theExitScanFindsTheSameOnceTheThreadsAreGone() throws {
+    let (trace, _) = try recordLeaks()
+    let report = try report(trace)
+    #expect(report.scans.count == 2)
+    #expect(report.scan.id == 2)
+    #expect(report.scan.trigger == .exit)
+    #expect(report.definitelyLost == LeakAmount(blocks: 7, bytes: 534))
+    #expect(report.indirectlyLost == LeakAmount(blocks: 9, bytes: 576))
+    #expect(report.possiblyLost == LeakAmount(blocks: 1, bytes: 110))
+  }
+
+  @Test func theTextReportShowsEachGroupWithItsAllocationStack() throws {
+    let (trace, _) = try recordLeaks()
+    let result = try Harness.heapline(["leaks", trace.path, "--scan", "1"])
+    // Leaks found: exit status 1
+    #expect(result.status == 1)
+    let source = try String(
+      contentsOf: Harness.fixtures.appendingPathComponent("leaks.c"), encoding: .utf8)
+    let line = try #require(
+      source.split(separator: "\n", omittingEmptySubsequences: false).firstIndex {
+        $0.contains("LEAK_LIST_LINE")
+      })
+    #expect(result.stdout.contains("Root leak: Malloc 64 Bytes"))
+    #expect(result.stdout.contains("1 leak: 1 block (64 B) definitely lost, 9 blocks (576 B) indirectly lost"))
+    #expect(result.stdout.contains("leak_list  \(Harness.fixtures.path)/leaks.c:\(line + 1)"))
+    #expect(result.stdout.contains("Leaked cycle: Malloc 96 Bytes → Malloc 96 Bytes → Malloc 96 Bytes"))
+    #expect(result.stdout.contains("2 × Malloc 96 Bytes, 90 B each, allocated at:"))
+    #expect(result.stdout.contains("Possibly lost: Malloc 112 Bytes"))
+    #expect(result.stdout.contains("3 leaks: 3 blocks (120 B) definitely lost"))
+  }
+
+  @Test func theJSONReportHasTheTotalsAndGroups() throws {
+    let (trace, _) = try recordLeaks()
+    let result = try Harness.heapline(["leaks", trace.path, "--format", "json", "--no-symbolize"])
+    #expect(result.status == 1)
+    let json = try #require(
+      try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    let lost = try #require(json["definitely_lost"] as? [String: Any])
+    #expect(lost["blocks"] as? Int == 7)
+    #expect(lost["bytes"] as? Int == 534)
+    let groups = try #require(json["groups"] as? [[String: Any]])
+    #expect(groups.count == 5)
+    let cycle = try #require(groups.first { $0["kind"] as? String == "cycle" })
+    #expect(cycle["name"] as? String == "Malloc 96 Bytes → Malloc 96 Bytes → Malloc 96 Bytes")
+    let members = try #require(cycle["members"] as? [[String: Any]])
+    #expect(members.count == 2)
+    #expect(members.allSatisfy { $0["size"] as? Int == 90 })
+    #expect((json["scan"] as? [String: Any])?["trigger"] as? String == "exit")
+  }
+
+  @Test func suppressionsLeaveOutTheGroupsTheyMatch() throws {
+    let (trace, _) = try recordLeaks()
+    let dir = trace.deletingLastPathComponent()
+    // One suppression by function: the simple blocks go, the rest stay (status 1)
+    let some = dir.appendingPathComponent("some.supp")
+    try "# the three simple blocks\nleak:function=leak_simple\n".write(
+      to: some, atomically: true, encoding: .utf8)
+    let partial = try Harness.heapline(["leaks", trace.path, "--suppressions", some.path])
+    #expect(partial.status == 1)
+    #expect(!partial.stdout.contains("Root leak: Malloc 48 Bytes\n"))
+    #expect(partial.stdout.contains("Suppressed: 3 blocks (120 B) in 1 group"))
+    // Every group matched, by function, module and file: nothing left (status 0)
+    let all = dir.appendingPathComponent("all.supp")
+    try """
+      leak:function=leak_*
+      leak:function=keep
+      leak:module=no-such-module.so
+      leak:file=*/leaks.c
+      """.write(to: all, atomically: true, encoding: .utf8)
+    let none = try Harness.heapline(["leaks", trace.path, "--suppressions", all.path])
+    #expect(none.status == 0, "stdout: \(none.stdout)")
+    #expect(none.stdout.contains("No leaks"))
+    let byModule = dir.appendingPathComponent("module.supp")
+    try "leak:module=leaks\n".write(to: byModule, atomically: true, encoding: .utf8)
+    #expect(try Harness.heapline(["leaks", trace.path, "--suppressions", byModule.path]).status == 0)
+  }
+
+  @Test func noLeaksMeansExitStatusZero() throws {
+    // Given a program that frees all it allocates
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("blocks", in: dir)
+    let trace = dir.appendingPathComponent("blocks.trace")
+    _ = try Harness.heapline(["record", "-o", trace.path, "--", program, "100", "48", "100", "0"])
+    let result = try Harness.heapline(["leaks", trace.path])
+    #expect(result.status == 0, "stdout: \(result.stdout)")
+    #expect(result.stdout.contains("No leaks"))
+  }
+}
+
+/// Bad input to `heapline leaks`: one line on stderr, exit status 2.
+@Suite struct LeakBadInputTests {
+  func expectOneLineError(_ result: Harness.Result, mentioning text: String) {
+    #expect(result.status == 2)
+    #expect(result.stderr.split(separator: "\n").count == 1, "stderr: \(result.stderr)")
+    #expect(result.stderr.hasPrefix("heapline: "))
+    #expect(result.stderr.contains(text), "stderr: \(result.stderr)")
+  }
+
+  @Test func aMalformedSuppressionsFileIsAnErrorThatNamesTheLine() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("blocks", in: dir)
+    let trace = dir.appendingPathComponent("blocks.trace")
+    _ = try Harness.heapline(["record", "-o", trace.path, "--", program, "10", "48", "0", "0"])
+    let bad = dir.appendingPathComponent("bad.supp")
+    try "# fine\nleak:function=ok\nleak:symbol=nope\n".write(to: bad, atomically: true, encoding: .utf8)
+    expectOneLineError(
+      try Harness.heapline(["leaks", trace.path, "--suppressions", bad.path]),
+      mentioning: "line 3")
+    let missing = dir.appendingPathComponent("missing.supp").path
+    expectOneLineError(
+      try Harness.heapline(["leaks", trace.path, "--suppressions", missing]),
+      mentioning: "missing.supp")
+  }
+
+  @Test func aTraceWithoutALeakScanIsAnError() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("blocks", in: dir)
+    let trace = dir.appendingPathComponent("blocks.trace")
+    _ = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace.path, "--", program, "10", "48", "0", "0"])
+    expectOneLineError(try Harness.heapline(["leaks", trace.path]), mentioning: "no leak scan")
+    expectOneLineError(
+      try Harness.heapline(["leaks", trace.path, "--scan", "3"]), mentioning: "no leak scan")
+  }
+
+  @Test func aFileThatIsNotATraceIsAnError() throws {
+    let dir = try Harness.temporaryDirectory()
+    let file = dir.appendingPathComponent("text.trace")
+    try Data("not a trace, just some words that are long enough to read\n".utf8).write(to: file)
+    expectOneLineError(try Harness.heapline(["leaks", file.path]), mentioning: "not a Heapline trace")
+  }
+}
