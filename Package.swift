@@ -46,6 +46,8 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "heapline-demo", path: "Tools/Demo"),
+    // A Swift program whose leaks the end-to-end tests know (LeakSwiftTests).
+    .executableTarget(name: "heapline-leak-fixture", path: "Tests/LeakFixture"),
     .testTarget(name: "HeaplineTraceTests", dependencies: ["HeaplineTrace", "HeaplineAnalysis"]),
     .testTarget(name: "HeaplineTests", dependencies: ["Heapline"]),
     .testTarget(

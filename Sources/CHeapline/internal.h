@@ -30,7 +30,7 @@ enum { HL_CHUNK_EVENTS = 1, HL_CHUNK_TRAILER = 2 };
 enum { HL_END_EXIT = 0, HL_END_API = 1, HL_END_WRITE_FAILED = 2, HL_END_MEMORY_LIMIT = 3 };
 enum { HL_CAT_SWIFT_CLASS = 1, HL_CAT_CLOSURE = 2, HL_CAT_BOX = 3, HL_CAT_SCOPE = 4,
        HL_CAT_SWIFT_OTHER = 5, HL_CAT_BACKING = 6 };
-#define HL_REGISTERED_CATEGORY 0x40000000u
+#define HL_REGISTERED_CATEGORY 0x400u  // above every size class, and a 2-byte varint
 
 // A per-thread buffer. Its owner moves it IDLE -> BUSY around each event; another thread that
 // wants to flush it (the sampler, stop, exit) moves it IDLE -> FLUSHING. So appending needs no
@@ -46,10 +46,11 @@ struct hl_pending {  // the last allocation, written once its Swift header can b
 struct hl_buffer {
   _Atomic uint32_t state;
   uint32_t serial, tid;
-  uint32_t records, len, allocs;
+  uint32_t records, len, allocs, frees;
+  uint64_t emit_next;  // counter of the next ALLOC this buffer will write
   int has_time;
   uint64_t base_time, last_time;
-  uint64_t first_alloc, next_alloc;
+  uint64_t next_alloc;  // counter of the next allocation this thread makes
   uint64_t last_addr;
   struct hl_pending pending;
   uint32_t cache_depth;  // the previous stack, to resume the trie walk where it differs

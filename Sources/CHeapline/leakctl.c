@@ -104,6 +104,7 @@ static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, ui
   if (!err) {
     r->info.time = hl_now();
     hl_maps_read(&s.maps);
+    hl_scan_skip_unmapped(&s);
     // Since the process started, only the shim's own thread allocates untracked, and only to
     // name Swift types: otherwise every chunk is in the live table, and the heap needs no walk.
     int whole = hl_preloaded && atomic_load(&hl_epoch) == hl_preload_epoch;
@@ -144,7 +145,6 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
   hl_tls.guard++;  // nothing the scan calls may take a shard lock through the hooks
   hl_spin_lock(&hl_scan_lock);
   uint64_t started = hl_monotonic_ns();
-  hl_stopworld_install();
   hl_heapwalk_init();
   struct hl_result r;
   int err, changed = 0;
@@ -227,7 +227,6 @@ __attribute__((constructor)) static void hl_leaks_constructor(void) {
   hl_tls.guard++;
   hl_preloaded = 1;
   hl_preload_epoch = atomic_load(&hl_epoch);
-  hl_stopworld_install();
   hl_heapwalk_init();
   hl_roots_init();
   const char *exit_scan = getenv("HEAPLINE_LEAKS_AT_EXIT");

@@ -76,10 +76,13 @@ struct hl_world {
   const uint32_t *used;             // the slots in use
   uint32_t capacity, used_count, count, stopped, unresponsive;
   uintptr_t self_sp;  // about where the scanning thread's stack is
+  int ptraced;        // stopped with ptrace, not signals
 };
 void hl_stopworld_install(void);
 int hl_world_stop(struct hl_world *w, int32_t self);  // 0 or errno
 void hl_world_resume(struct hl_world *w);
+int hl_ptrace_stop(int32_t self, struct hl_thread_state *(*slot_for)(int32_t tid));  // stopptrace.c
+void hl_ptrace_resume(void);
 extern _Atomic int32_t hl_sampler_tid;  // the shim's own thread: its stack is never a root
 
 // The scan itself (scan.c): reachability states of blocks.
@@ -100,6 +103,7 @@ struct hl_scan {
   uint32_t from;  // in phase 2, the block being scanned
 };
 int hl_scan_begin(struct hl_scan *s);  // index and state; with the live table locked
+uint32_t hl_scan_skip_unmapped(struct hl_scan *s);  // after maps are read; returns how many
 void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // a root region, clipped
 void hl_scan_mark_root_block(struct hl_scan *s, int64_t block);  // a block that is a root
 void hl_scan_finish(struct hl_scan *s);  // floods, then finds possibly reachable blocks, edges

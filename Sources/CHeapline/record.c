@@ -7,10 +7,11 @@
 void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
   b->serial = serial;
   b->tid = tid;
-  b->records = b->len = b->allocs = 0;
+  b->records = b->len = b->allocs = b->frees = 0;
+  b->emit_next = 0;
   b->has_time = 0;
   b->base_time = b->last_time = 0;
-  b->first_alloc = b->next_alloc = 0;
+  b->next_alloc = 0;
   b->last_addr = 0;
   b->pending.valid = 0;
   b->cache_depth = 0;
@@ -19,13 +20,15 @@ void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
 
 void hl_buffer_flush(struct hl_buffer *b) {
   if (b->len == 0) return;
+  // Totals are added once a chunk: a shared counter per event would bounce between cores.
+  atomic_fetch_add_explicit(&hl_total_allocs, b->allocs, memory_order_relaxed);
+  atomic_fetch_add_explicit(&hl_total_frees, b->frees, memory_order_relaxed);
   hl_writer_chunk(HL_CHUNK_EVENTS, b->serial, b->tid, b->has_time ? b->base_time : b->last_time,
-                  b->first_alloc, b->records, b->data, b->len);
+                  b->emit_next - b->allocs, b->records, b->data, b->len);
   b->len = b->records = 0;
   b->has_time = 0;
   b->last_addr = 0;
-  b->allocs = 0;
-  b->first_alloc = 0;
+  b->allocs = b->frees = 0;
 }
 
 HL_HOOK void hl_ensure(struct hl_buffer *b, uint32_t bytes) {
@@ -63,7 +66,8 @@ HL_HOOK void hl_put_time(struct hl_buffer *b, uint64_t t) {
 HL_HOOK void hl_emit_alloc_pending(struct hl_buffer *b) {
   const struct hl_pending *p = &b->pending;
   hl_ensure(b, 1 + 5 * 10);
-  if (b->allocs++ == 0) b->first_alloc = p->counter;
+  b->allocs++;
+  b->emit_next = p->counter + 1;  // ALLOCs leave a buffer in counter order, without gaps
   hl_put_u8(b, HL_TAG_ALLOC);
   hl_put_time(b, p->time);
   hl_put_varint(b, p->size);
@@ -73,17 +77,23 @@ HL_HOOK void hl_emit_alloc_pending(struct hl_buffer *b) {
   hl_put_varint(b, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
   b->last_addr = p->addr;
   b->records++;
-  atomic_fetch_add_explicit(&hl_total_allocs, 1, memory_order_relaxed);
 }
 
 HL_HOOK void hl_emit_free(struct hl_buffer *b, uint64_t time, uint32_t serial, uint64_t counter) {
   hl_ensure(b, 1 + 3 * 10);
   hl_put_u8(b, HL_TAG_FREE);
   hl_put_time(b, time);
-  hl_put_varint(b, serial);
-  hl_put_varint(b, counter);
+  if (serial == b->serial && counter < b->emit_next) {
+    // A block of this thread's: serial 0 and how many allocations ago it was made. In a
+    // steady loop that number repeats, where the counter itself never does.
+    hl_put_varint(b, 0);
+    hl_put_varint(b, b->emit_next - counter);
+  } else {
+    hl_put_varint(b, serial);
+    hl_put_varint(b, counter);
+  }
   b->records++;
-  atomic_fetch_add_explicit(&hl_total_frees, 1, memory_order_relaxed);
+  b->frees++;
 }
 
 HL_HOOK void hl_emit_stack(struct hl_buffer *b, uint32_t id, uint32_t parent, uintptr_t pc) {

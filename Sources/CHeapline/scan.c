@@ -170,6 +170,29 @@ static void flood(struct hl_scan *s) {
   }
 }
 
+// Blocks whose memory is no longer readable are stale entries of the live table (a free it did
+// not see, after which the heap shrank): not scanned, not reported. Blocks and mappings are
+// both in address order, so one merge pass finds them.
+uint32_t hl_scan_skip_unmapped(struct hl_scan *s) {
+  const struct hl_mapping *m = (const struct hl_mapping *)s->maps.data;
+  const struct hl_mapping *last = m + s->maps.len;
+  uint32_t skipped = 0;
+  for (uint32_t j = 0; j < s->ix.count; j++) {
+    const struct hl_sblock *b = &s->ix.blocks[j];
+    while (m < last && m->hi <= b->addr) m++;
+    // Readable mappings that follow each other may hold one block between them.
+    const struct hl_mapping *n = m;
+    uintptr_t covered = b->addr;
+    while (n < last && n->lo <= covered && (n->flags & HL_MAP_R) && covered < b->end)
+      covered = n++->hi;
+    if (covered < b->end) {
+      s->state[j] = HL_REACHED;
+      skipped++;
+    }
+  }
+  return skipped;
+}
+
 void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
   lo = (lo + 7) & ~(uintptr_t)7;
   hi &= ~(uintptr_t)7;

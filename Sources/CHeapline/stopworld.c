@@ -1,10 +1,12 @@
-// Stopping the world for the leak scan. Every other thread of the process gets a signal; its
+// Stopping the world for the leak scan: with ptrace (stopptrace.c) when the system allows it,
+// else with signals, as follows. Every other thread of the process gets a signal; its
 // handler saves the thread's registers, stack pointer and thread pointer in the thread's slot,
 // then waits on a futex until the scan resumes the world. Threads are found in /proc/self/task,
 // read again until no new one appears, so a thread created meanwhile is stopped too. A thread
 // that does not answer (it blocks the signal) is noted; its whole stack is scanned instead.
 //
-// The signal is SIGPROF unless HEAPLINE_STOP_SIGNAL names another: libdispatch's worker
+// The signal is SIGPROF unless HEAPLINE_STOP_SIGNAL names another (which also makes the scan use
+// signals rather than ptrace): libdispatch's worker
 // threads block every signal but the synchronous ones, SIGPIPE and SIGPROF (left for
 // profilers). It is sent with rt_tgsigqueueinfo and a cookie, so that the handler knows its own
 // from a profiler's, which it passes on to the handler the program had. The handler stays
@@ -203,8 +205,23 @@ static void wait_for_answers(uint32_t gen) {
   }
 }
 
+static struct hl_thread_state *new_slot(int32_t tid) { return slot_of(tid, 1); }
+
+static void tally(struct hl_world *w) {
+  for (uint32_t u = 0; u < hl_used_count; u++) {
+    if (hl_slots[hl_used[u]].stopped == HL_THREAD_STOPPED) w->stopped++;
+    else if (hl_slots[hl_used[u]].stopped == HL_THREAD_UNRESPONSIVE) w->unresponsive++;
+    w->count++;
+  }
+  w->used = hl_used;
+  w->used_count = hl_used_count;
+}
+
+// ptrace first (stopptrace.c); signals when it is refused, or when HEAPLINE_STOP_SIGNAL asks.
 int hl_world_stop(struct hl_world *w, int32_t self) {
-  hl_stopworld_install();
+  static int ptrace_refused = -1;
+  if (ptrace_refused < 0) ptrace_refused = getenv("HEAPLINE_STOP_SIGNAL") != NULL;
+  if (!hl_slots) hl_slots = hl_map(HL_STOP_CAPACITY * sizeof *hl_slots);
   if (!hl_slots) return ENOMEM;
   for (uint32_t u = 0; u < hl_used_count; u++)  // the last scan's threads
     memset(&hl_slots[hl_used[u]], 0, sizeof *hl_slots);
@@ -213,6 +230,18 @@ int hl_world_stop(struct hl_world *w, int32_t self) {
   w->threads = hl_slots;
   w->self_sp = (uintptr_t)__builtin_frame_address(0);
   w->capacity = HL_STOP_CAPACITY;
+  if (!ptrace_refused) {
+    if (hl_ptrace_stop(self, new_slot) == 0) {
+      w->ptraced = 1;
+      tally(w);
+      return 0;
+    }
+    ptrace_refused = 1;  // not again: a sandbox or a debugger will refuse it next time too
+    for (uint32_t u = 0; u < hl_used_count; u++)
+      memset(&hl_slots[hl_used[u]], 0, sizeof *hl_slots);
+    hl_used_count = 0;
+  }
+  hl_stopworld_install();
   uint32_t gen = atomic_fetch_add(&hl_generation, 1) + 1;  // odd: handlers park from now on
   for (;;) {  // until a look at /proc/self/task finds no thread it has not signalled
     int fresh = signal_new_threads(w, self);
@@ -223,17 +252,15 @@ int hl_world_stop(struct hl_world *w, int32_t self) {
     if (!fresh) break;
     wait_for_answers(gen);
   }
-  for (uint32_t u = 0; u < hl_used_count; u++) {
-    if (hl_slots[hl_used[u]].stopped == HL_THREAD_STOPPED) w->stopped++;
-    else if (hl_slots[hl_used[u]].stopped == HL_THREAD_UNRESPONSIVE) w->unresponsive++;
-  }
-  w->used = hl_used;
-  w->used_count = hl_used_count;
+  tally(w);
   return 0;
 }
 
 void hl_world_resume(struct hl_world *w) {
-  (void)w;
+  if (w->ptraced) {
+    hl_ptrace_resume();
+    return;
+  }
   atomic_fetch_add(&hl_generation, 1);  // even: parked handlers return
   syscall(SYS_futex, &hl_generation, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }

@@ -72,24 +72,25 @@ public struct LeakTextRenderer: LeakReportRenderer {
     }
     let leaks = "\(group.instances) leak\(group.instances == 1 ? "" : "s")"
     var lines = [Self.title(group), "  \(leaks): " + counts.joined(separator: ", ")]
-    // Members from the same stack with the same category are shown once, counted.
-    var shown: [(member: LeakGroupMember, count: Int)] = []
+    // Members of one category and size whose stacks read the same are shown once, counted.
+    var shown: [(member: LeakGroupMember, frames: [String], count: Int)] = []
     for member in group.members {
+      let frames = FrameLines.lines(member.frames)
       if let at = shown.firstIndex(where: {
-        $0.member.stack == member.stack && $0.member.category.id == member.category.id
-          && $0.member.size == member.size
+        $0.member.category.id == member.category.id && $0.member.size == member.size
+          && $0.frames == frames
       }) {
         shown[at].count += 1
       } else {
-        shown.append((member, 1))
+        shown.append((member, frames, 1))
       }
     }
-    for (member, count) in shown {
+    for (member, frames, count) in shown {
       let times = count > 1 ? "\(count) × " : ""
       let each = count > 1 ? " each" : ""
       lines.append(
         "  \(times)\(member.shortName), \(ByteCountText.grouped(member.size)) B\(each), allocated at:")
-      lines += FrameLines.lines(member.frames)
+      lines += frames
     }
     return lines
   }

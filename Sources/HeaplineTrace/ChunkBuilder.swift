@@ -72,8 +72,15 @@ public struct ChunkBuilder: Sendable {
   public mutating func free(at time: UInt64, _ id: AllocID) {
     payload.appendUInt8(RecordTag.free.rawValue)
     payload.appendVarint(delta(to: time))
-    payload.appendVarint(UInt64(id.threadSerial))
-    payload.appendVarint(id.counter)
+    let next = firstAllocCounter + allocCount
+    if id.threadSerial == threadSerial && id.counter < next {
+      // The chunk's own thread: serial 0 and the age, as the shim writes it.
+      payload.appendVarint(0)
+      payload.appendVarint(next - id.counter)
+    } else {
+      payload.appendVarint(UInt64(id.threadSerial))
+      payload.appendVarint(id.counter)
+    }
     freeCount += 1
     recordCount += 1
   }
@@ -147,9 +154,9 @@ extension ChunkBuilder {
   /// Appends a BACKING_ALLOC (`.allocated`) or BACKING_FREE (`.released`) record.
   ///
   /// ```swift
-  /// chunk.category(CategoryID(0x4000_0000), kind: .backingStore, name: "Decoded images")
+  /// chunk.category(CategoryID(0x400), kind: .backingStore, name: "Decoded images")
   /// chunk.backingStore(at: 1_000, .allocated, id: 0x7000, bytes: 4_096,
-  ///                    category: CategoryID(0x4000_0000))
+  ///                    category: CategoryID(0x400))
   /// ```
   public mutating func backingStore(
     at time: UInt64, _ kind: BackingStoreEvent.Kind, id: UInt64, bytes: UInt64,

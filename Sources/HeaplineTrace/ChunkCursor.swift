@@ -123,7 +123,16 @@ extension ChunkCursor {
     guard let threadSerial = UInt32(exactly: serial) else {
       throw MalformedRecord(detail: "thread serial \(serial) exceeds 32 bits")
     }
-    let id = AllocID(threadSerial: threadSerial, counter: try cursor.readVarint())
+    let counter = try cursor.readVarint()
+    if threadSerial == 0 {  // the chunk's own thread; the counter field is an age
+      let next = chunk.firstAllocCounter &+ allocCount
+      guard counter >= 1, counter <= next else {
+        throw MalformedRecord(detail: "a free names an allocation \(counter) back of \(next)")
+      }
+      let id = AllocID(threadSerial: chunk.threadSerial, counter: next - counter)
+      return FreeEvent(time: time, id: id, threadSerial: chunk.threadSerial)
+    }
+    let id = AllocID(threadSerial: threadSerial, counter: counter)
     return FreeEvent(time: time, id: id, threadSerial: chunk.threadSerial)
   }
 

@@ -16,7 +16,7 @@ public enum TraceConstants {
   /// Size of the trailer chunk's payload.
   public static let trailerPayloadSize = 40
   /// Category ids from here up are named by a CATEGORY record; below are size classes.
-  public static let firstNamedCategory: UInt32 = 0x4000_0000
+  public static let firstNamedCategory: UInt32 = 0x400
   /// Flag bit in the file header: the trace was recorded in process (`Heapline.record`).
   public static let recordedInProcessFlag: UInt32 = 1 << 0
   /// Upper bound on a chunk's raw payload length. The shim's buffers are far smaller; the cap

@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Backing stores, memory warnings, footprints and kills in traces")
 struct MemoryRecordTests {
-  static let images = CategoryID(0x4000_0000)
-  static let buffers = CategoryID(0x4000_0001)
+  static let images = CategoryID(0x400)
+  static let buffers = CategoryID(0x401)
   static let mib: UInt64 = 1 << 20
 
   /// Thread 1 reports 3 "Images" stores of 4 MiB (ids 1, 2, 3) and releases 2; a 1 MiB

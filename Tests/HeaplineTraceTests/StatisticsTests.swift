@@ -153,7 +153,7 @@ struct StatisticsTests {
   @Test("named categories take their CATEGORY record's name, even when it comes last")
   func namedCategory() throws {
     var writer = TraceWriter()
-    let imageID = CategoryID(0x4000_0001)
+    let imageID = CategoryID(0x401)
     var chunk = writer.makeChunk(threadSerial: 1)
     chunk.alloc(at: 0, size: 64, address: 0x1000, category: imageID)
     chunk.alloc(at: 1, size: 64, address: 0x2000, category: imageID)

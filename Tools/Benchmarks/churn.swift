@@ -20,7 +20,6 @@ final class Point {
 final class Record {
   var id: Int
   var values: (Int, Int, Int, Int, Int, Int)
-  weak var next: Record?  // gives some instances a side table, as real object graphs do
   init(_ id: Int) {
     self.id = id
     values = (id, id, id, id, id, id)
@@ -70,5 +69,5 @@ func churn(count: Int, depth: Int) -> Int {
 
 let arguments = CommandLine.arguments
 let count = arguments.count > 1 ? Int(arguments[1]) ?? 3_000_000 : 3_000_000
-let depth = arguments.count > 2 ? Int(arguments[2]) ?? 14 : 14
+let depth = arguments.count > 2 ? Int(arguments[2]) ?? 11 : 11
 print("\(count) instances, checksum \(churn(count: count, depth: depth))")
