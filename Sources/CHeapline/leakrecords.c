@@ -2,12 +2,17 @@
 // for each block the scan could not reach or reached only through an interior pointer, then a
 // LEAK_EDGE for each pointer between two of those blocks, all in the scanning thread's buffer.
 // None is timed: LEAK_SCAN carries its own time, so that the records decode without the chunk's
-// time deltas, and a scan's records may span several chunks of that thread.
+// time deltas, and a scan's records may span several chunks of that thread. The caller flushes
+// the buffer afterwards.
 #include "leakscan.h"
 
 void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info,
                        const struct hl_leak_block *blocks, uint32_t count,
                        const struct hl_edge *edges, size_t edge_count) {
+  // The scan starts a chunk of its own: the reader decodes a chunk's records lazily, up to its
+  // next timed one, and opens the chunks that follow by time; in chunks of untimed records
+  // only, the scan's records are read in the order written.
+  hl_buffer_flush(b);
   hl_ensure(b, 2 + 2 + 13 * 10);
   hl_put_u8(b, HL_TAG_LEAK_SCAN);
   hl_put_varint(b, info->id);

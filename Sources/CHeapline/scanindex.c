@@ -8,7 +8,7 @@
 
 struct hl_rec {
   uint64_t addr, size;
-  uint32_t ref;
+  uint32_t ref, at;  // at: the block's bucket, as an index into the directories
 };
 
 static uint32_t slot_of(const struct hl_index *ix, uint64_t region) {
@@ -95,7 +95,6 @@ static struct hl_rec *collect(struct hl_index *ix, uint32_t *count) {
     for (uint32_t j = 0; j < capacity && k < total; j++) {
       if (!slots[j].addr) continue;
       uint64_t addr = slots[j].addr, end = addr + (slots[j].size ? slots[j].size : 1);
-      recs[k++] = (struct hl_rec){addr, end - addr, (uint32_t)i << 24 | j};
       if (addr < ix->lo) ix->lo = addr;
       if (end > ix->hi) ix->hi = end;
       ix->live_bytes += slots[j].size;
@@ -104,7 +103,9 @@ static struct hl_rec *collect(struct hl_index *ix, uint32_t *count) {
         hl_unmap(recs, (total ? total : 1) * sizeof *recs);
         return NULL;
       }
-      HL_VEC_AT(&ix->dirs, uint32_t, region * (HL_BUCKETS + 1) + ((addr >> 10) % HL_BUCKETS))++;
+      uint32_t at = (uint32_t)(region * (HL_BUCKETS + 1) + ((addr >> 10) % HL_BUCKETS));
+      HL_VEC_AT(&ix->dirs, uint32_t, at)++;
+      recs[k++] = (struct hl_rec){addr, end - addr, (uint32_t)i << 24 | j, at};
     }
   }
   *count = k;
@@ -157,10 +158,8 @@ int hl_index_build(struct hl_index *ix) {
   }
   if (ix->dirs.len) memcpy(cursor, ix->dirs.data, ix->dirs.len * sizeof(uint32_t));
   for (uint32_t i = 0; i < count; i++) {
-    uint64_t addr = recs[i].addr;
-    size_t at = (size_t)find_region(ix, addr >> 20) * (HL_BUCKETS + 1) + (addr >> 10) % HL_BUCKETS;
-    uint32_t pos = cursor[at]++;
-    ix->blocks[pos] = (struct hl_sblock){addr, addr + recs[i].size};
+    uint32_t pos = cursor[recs[i].at]++;
+    ix->blocks[pos] = (struct hl_sblock){recs[i].addr, recs[i].addr + recs[i].size};
     ix->ref[pos] = recs[i].ref;
   }
   hl_unmap(cursor, cursor_bytes);

@@ -28,7 +28,7 @@ struct LeakGrouping {
     var local = [Int: Int]()
     for (position, node) in nodes.enumerated() { local[node] = position }
     let edges = scan.edges.compactMap { edge -> (from: Int, to: Int)? in
-      guard let from = local[edge.from], let to = local[edge.to] else { return nil }
+      guard let from = local[edge.from], let to = local[edge.to] else { return nil }  // or torn
       return (from, to)
     }
     let graph = LeakGraph(nodeCount: nodes.count, edges: edges)

@@ -8,14 +8,17 @@ enum LeakRecords {
   static let edgeTag: UInt8 = 0x12
 
   /// Decodes the record whose tag byte was just read. Throws ``ByteCursor/Failure`` when it
-  /// runs short, ``ChunkCursor/MalformedRecord`` when a block or edge has no scan before it.
+  /// runs short, ``ChunkCursor/MalformedRecord`` when a value is impossible. A block or edge
+  /// whose LEAK_SCAN record has not been read yet starts the scan's entry; the record fills it
+  /// in when it comes.
   static func decode(
     _ tag: RecordTag, from cursor: inout ByteCursor, into metadata: inout TraceMetadata
   ) throws {
     switch tag {
     case .leakScan:
+      let id = try cursor.readVarint()
       var scan = LeakScan(
-        id: try cursor.readVarint(), time: try cursor.readVarint(),
+        id: id, time: try cursor.readVarint(),
         trigger: LeakScan.Trigger(rawValue: try cursor.readUInt8()))
       scan.flags = LeakScan.Flags(rawValue: try cursor.readUInt8())
       scan.threadsStopped = try cursor.readVarint()
@@ -27,7 +30,11 @@ enum LeakRecords {
       scan.totalNanoseconds = try cursor.readVarint()
       scan.announcedBlocks = try cursor.readVarint()
       scan.announcedEdges = try cursor.readVarint()
-      metadata.leakScans[scan.id] = scan
+      if let early = metadata.leakScans[id] {
+        scan.blocks = early.blocks
+        scan.edges = early.edges
+      }
+      metadata.leakScans[id] = scan
     case .leakBlock:
       let id = try cursor.readVarint()
       let kind = try cursor.readUInt8()
@@ -43,24 +50,26 @@ enum LeakRecords {
         address: Address(try cursor.readVarint()), size: try cursor.readVarint(),
         stack: StackID(try cursor.readVarint()), category: CategoryID(try cursor.readVarint()),
         reachability: reachability)
-      guard metadata.leakScans[id] != nil else {
-        throw ChunkCursor.MalformedRecord(detail: "leak block of scan \(id), which has no record")
-      }
-      metadata.leakScans[id]!.blocks.append(block)
+      metadata.leakScans[id, default: placeholder(id)].blocks.append(block)
     default:
       let id = try cursor.readVarint()
       let from = try cursor.readVarint(), to = try cursor.readVarint()
       let flags = try cursor.readUInt8()
-      guard let count = metadata.leakScans[id]?.blocks.count else {
-        throw ChunkCursor.MalformedRecord(detail: "leak edge of scan \(id), which has no record")
-      }
-      guard from < UInt64(count), to < UInt64(count) else {
+      let scan = metadata.leakScans[id] ?? placeholder(id)
+      let limit = max(UInt64(scan.blocks.count), scan.announcedBlocks)
+      guard from < limit, to < limit, let from = Int(exactly: from), let to = Int(exactly: to)
+      else {
         throw ChunkCursor.MalformedRecord(
           detail: "leak edge \(from) -> \(to) of scan \(id) names a block not written before it")
       }
-      metadata.leakScans[id]!.edges.append(
-        LeakEdge(from: Int(from), to: Int(to), isInterior: flags & 1 != 0))
+      metadata.leakScans[id, default: placeholder(id)].edges.append(
+        LeakEdge(from: from, to: to, isInterior: flags & 1 != 0))
     }
+  }
+
+  /// A scan whose LEAK_SCAN record is still to come: incomplete until it does.
+  private static func placeholder(_ id: UInt64) -> LeakScan {
+    LeakScan(id: id, time: 0, trigger: LeakScan.Trigger(rawValue: 0))
   }
 
   /// Appends a scan's records, as the shim writes them, for ``ChunkBuilder/leakScan(_:)``.

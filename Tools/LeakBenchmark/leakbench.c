@@ -14,7 +14,7 @@ struct node {
   uint32_t tail;  // 100 bytes in all
 } __attribute__((packed));
 
-static struct node **heads;
+struct node **volatile heads;  // a global the program keeps: the lists are reachable
 
 // Makes one leaked block. Its address is overwritten before it returns, and it calls nothing
 // after malloc (a call would leave a copy of the address in a dead frame, below the stack
