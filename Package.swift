@@ -48,6 +48,10 @@ let package = Package(
     .executableTarget(name: "heapline-demo", path: "Tools/Demo"),
     // A Swift program whose leaks the end-to-end tests know (LeakSwiftTests).
     .executableTarget(name: "heapline-leak-fixture", path: "Tests/LeakFixture"),
+    // The in-process leak API in a process of its own (LeakAPITests).
+    .executableTarget(
+      name: "heapline-api-fixture", dependencies: ["Heapline", "HeaplineAnalysis"],
+      path: "Tests/LeakAPIFixture"),
     .testTarget(name: "HeaplineTraceTests", dependencies: ["HeaplineTrace", "HeaplineAnalysis"]),
     .testTarget(name: "HeaplineTests", dependencies: ["Heapline"]),
     .testTarget(

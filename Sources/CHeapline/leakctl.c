@@ -31,6 +31,7 @@ static int hl_preloaded;  // recording since the process started: the live table
 static uint32_t hl_preload_epoch;  // that recording's
 static _Atomic int hl_signal_pending;
 static int hl_scan_at_exit;
+static _Atomic int hl_exiting;  // no more timer or signal scans: libraries are being torn down
 static uint64_t hl_every_ns, hl_next_ns;
 
 struct hl_result {
@@ -109,7 +110,8 @@ static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, ui
     // name Swift types: otherwise every chunk is in the live table, and the heap needs no walk.
     int whole = hl_preloaded && atomic_load(&hl_epoch) == hl_preload_epoch;
     int untracked = !whole || hl_swift_present;
-    hl_roots_scan(&s, modules, &w, regs, nregs, sp, untracked);
+    int program_thread = gettid_raw() != atomic_load(&hl_sampler_tid);
+    hl_roots_scan(&s, modules, &w, regs, nregs, sp, program_thread, untracked);
     hl_scan_finish(&s);
     err = collect(&s, r);
     hl_world_resume(&w);
@@ -138,12 +140,17 @@ static void release(struct hl_result *r) {
 }
 
 // Runs a scan and writes it to the trace. `sp` and `regs` are the scanning thread's own stack
-// and registers when it is the program's; 0 on the shim's thread, which is no root.
+// and registers when they are roots; 0 on the shim's thread, and at exit.
 static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t sp,
                     struct heapline_leak_summary *summary) {
   if (atomic_load(&hl_state) != HL_ON) return EINVAL;
   hl_tls.guard++;  // nothing the scan calls may take a shard lock through the hooks
   hl_spin_lock(&hl_scan_lock);
+  if (trigger != HL_TRIGGER_EXIT && atomic_load(&hl_exiting)) {
+    hl_spin_unlock(&hl_scan_lock);
+    hl_tls.guard--;
+    return EINVAL;
+  }
   uint64_t started = hl_monotonic_ns();
   hl_heapwalk_init();
   struct hl_result r;
@@ -154,7 +161,7 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
     if (err || !changed || attempt == 2) break;
     release(&r);  // a module was loaded or unloaded meanwhile: its segments may be missing
   }
-  int mine = sp == 0;
+  int mine = gettid_raw() == atomic_load(&hl_sampler_tid);  // the shim's own thread
   struct hl_buffer *b = err ? NULL : mine ? hl_sampler_buffer : hl_acquire();
   if (b) {
     if (atomic_load(&hl_epoch) != hl_scan_epoch) {  // a new recording numbers its scans anew
@@ -198,11 +205,14 @@ __attribute__((noinline)) int heapline_check_leaks(struct heapline_leak_summary 
 // registers its destructor pass with atexit after preloaded libraries' constructors have run.
 // So the scan sees the program after its own destructors, as valgrind does, and its stack from
 // here up: exit's frames, not main's, which has returned.
+//
+// The exiting thread's stack and registers are no roots: main has returned (or called exit), so
+// its locals are dead, and the frames of exit and of the destructors that ran lie where main's
+// callees' frames were, their unused slots full of stale copies of pointers.
 __attribute__((noinline)) void hl_leaks_at_exit(void) {
+  atomic_store(&hl_exiting, 1);
   if (!hl_scan_at_exit) return;
-  uint64_t regs[6];
-  HL_SAVE_REGISTERS(regs);
-  run_scan(HL_TRIGGER_EXIT, regs, 6, (uintptr_t)regs, NULL);
+  run_scan(HL_TRIGGER_EXIT, NULL, 0, 0, NULL);
 }
 
 static void on_leak_signal(int sig) {

@@ -115,7 +115,8 @@ struct hl_modules *hl_modules_snapshot(unsigned long long *generation);
 unsigned long long hl_modules_generation(void);
 void hl_modules_release(struct hl_modules *m);
 void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
-                   const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int untracked);
+                   const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int self_tls,
+                   int untracked);
 void hl_roots_lock(void);  // the regions that the API registered
 void hl_roots_unlock(void);
 void hl_roots_init(void);  // looks up glibc's and the Swift runtime's symbols, before any scan

@@ -275,19 +275,22 @@ static void scan_swift_pools(struct hl_scan *s, const struct hl_modules *m) {
 }
 
 void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
-                   const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int untracked) {
+                   const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int self_tls,
+                   int untracked) {
   for (size_t i = 0; m && i < m->writable.len; i++) {
     const struct hl_mapping *seg = &HL_VEC_AT(&m->writable, struct hl_mapping, i);
     hl_scan_root(s, seg->lo, seg->hi);
   }
   for (int i = 0; i < HL_MAX_ROOTS; i++)
     if (hl_user_roots[i].lo) hl_scan_root(s, hl_user_roots[i].lo, hl_user_roots[i].hi);
-  if (self_sp) {  // the scanning thread, when it is the program's (not the shim's own)
-    hl_scan_root(s, (uintptr_t)self_regs, (uintptr_t)(self_regs + nregs));
+  if (self_tls) {  // the scanning thread, when it is the program's (not the shim's own)
     uint64_t tp;
     __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
-    scan_stack(s, self_sp, tp, 0);
-    scan_tls(s, tp, self_sp);
+    if (self_sp) {  // not at exit, when its frames are dead
+      hl_scan_root(s, (uintptr_t)self_regs, (uintptr_t)(self_regs + nregs));
+      scan_stack(s, self_sp, tp, 0);
+    }
+    scan_tls(s, tp, self_sp);  // its thread-locals and pthread_setspecific data live on
   }
   int32_t sampler = atomic_load(&hl_sampler_tid);
   for (uint32_t u = 0; u < w->used_count; u++) {

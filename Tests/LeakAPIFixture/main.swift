@@ -1,0 +1,121 @@
+// The in-process leak API (Heapline.expectNoLeaks, Heapline.checkLeaks, Recording.leaks) on
+// objects whose sizes the end-to-end tests know, in a process of its own: a test process runs
+// other tests meanwhile, whose threads and data hold words that may equal a leaked object's
+// address, and a conservative scan takes those for pointers. One line per case:
+//   <case>: <kind> <name> | instances N | definitely B/b | indirectly B/b | possibly B/b
+import Foundation
+import Heapline
+import HeaplineAnalysis
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+struct Words16 { var a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, h = 0, i = 0, j = 0, k = 0, l = 0, m = 0, n = 0, o = 0, p = 0 }
+struct Words20 { var words = Words16(), q = 0, r = 0, s = 0, t = 0 }
+struct Words25 { var words = Words20(), u = 0, v = 0, w = 0, x = 0, y = 0 }
+
+/// 240 bytes: the 16-byte header, the callback, an attachment and 25 words.
+final class LeakyStore {
+  var onChange: (() -> Void)?
+  var attachment: Attachment?
+  var state = Words25()
+}
+
+/// 144 bytes: the header and 16 words.
+final class Attachment {
+  var state = Words16()
+}
+
+/// 200 bytes: the header, the store, a String and 20 words. Its callbacks capture it, a String
+/// and 16 words: their context is 168 bytes.
+final class LeakyController {
+  let store = LeakyStore()
+  var title = ""
+  var state = Words20()
+
+  func bindStrongly(suffix: String = "!") {
+    let extra = Words16()
+    store.onChange = { self.title = "changed" + suffix + String(extra.a) }
+  }
+
+  func bindWeakly(suffix: String = "!") {
+    let extra = Words16()
+    store.onChange = { [weak self] in self?.title = "changed" + suffix + String(extra.a) }
+  }
+}
+
+@inline(never) func leakTenControllers() {
+  for _ in 0..<10 {
+    let controller = LeakyController()
+    controller.store.attachment = Attachment()
+    controller.bindStrongly()
+  }
+}
+
+func amount(_ a: LeakAmount) -> String { "\(a.bytes)/\(a.blocks)" }
+
+func describe(_ report: LeakReport) -> String {
+  if report.groups.isEmpty { return "clean" }
+  return report.groups.map { group in
+    "\(group.kind.rawValue) \(group.name) | instances \(group.instances) | definitely "
+      + "\(amount(group.definitelyLost)) | indirectly \(amount(group.indirectlyLost)) | "
+      + "possibly \(amount(group.possiblyLost))"
+  }.joined(separator: " ; ")
+}
+
+func expectNoLeaks(_ name: String, _ body: () throws -> Void) {
+  do {
+    try Heapline.expectNoLeaks(body)
+    print("\(name): clean")
+  } catch let found as LeaksFound {
+    print("\(name): \(describe(found.report))")
+    if name == "strong" {
+      // The message that a failing test shows: the cycle and where its blocks were allocated.
+      let message = found.description
+      print("message names the cycle: \(message.contains("Leaked cycle: LeakyController → LeakyStore → closure context → LeakyController"))")
+      print("message names the allocating function: \(message.contains("bindStrongly"))")
+    }
+  } catch {
+    print("\(name): error \(error)")
+  }
+}
+
+/// Runs `work` on a new thread with a fresh stack, and waits for it.
+func onFreshThread(_ work: @escaping () -> Void) {
+  final class Job { let work: () -> Void; init(_ work: @escaping () -> Void) { self.work = work } }
+  let size = 8 << 20
+  let stack = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)!
+  defer { munmap(stack, size) }
+  var attributes = pthread_attr_t()
+  pthread_attr_init(&attributes)
+  pthread_attr_setstack(&attributes, stack, size)
+  var thread = pthread_t()
+  let job = Unmanaged.passRetained(Job(work))
+  pthread_create(&thread, &attributes, { raw in
+    Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue().work()
+    return nil
+  }, job.toOpaque())
+  pthread_join(thread, nil)
+  pthread_attr_destroy(&attributes)
+}
+
+expectNoLeaks("strong") { LeakyController().bindStrongly() }
+expectNoLeaks("weak") { LeakyController().bindWeakly() }
+expectNoLeaks("ten") { leakTenControllers() }
+
+// Heapline.checkLeaks inside a recording, from a thread other than the one that leaked.
+nonisolated(unsafe) var check: LeakCheck?
+do {
+  let recording = try Heapline.record {
+    onFreshThread { leakTenControllers() }
+    onFreshThread { check = try? Heapline.checkLeaks() }
+  }
+  let report = try recording.leaks()
+  if let check {
+    print("check: scan \(check.scan) lost \(amount(LeakAmount(blocks: check.lostBlocks, bytes: check.lostBytes))) possibly \(amount(LeakAmount(blocks: check.possiblyLostBlocks, bytes: check.possiblyLostBytes)))")
+  }
+  print("recording: scan \(report.scan.id) \(report.scan.trigger) \(describe(report))")
+} catch {
+  print("recording: error \(error)")
+}
