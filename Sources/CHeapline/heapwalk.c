@@ -107,6 +107,49 @@ static int holds_a_stack(const struct hl_world *w, const struct hl_mapping *m) {
   return (m->flags & HL_MAP_STACK) || (w->self_sp >= m->lo && w->self_sp < m->hi);
 }
 
+// glibc keeps its main arena (a struct malloc_state) in libc's data, a root. Its fastbins, top,
+// last remainder and bins point at chunk headers, and a chunk's header is the last word of the
+// block before it: interior pointers that would make the block before every free chunk (a
+// leaked one too) look possibly reachable. So that part of the arena is not scanned. The arena
+// is not an exported symbol: it is found by its layout (glibc 2.36, 2200 bytes): ints mutex,
+// flags, have_fastchunks at 0; 10 fastbins at 16; top at 96; last remainder at 104; 127 bin
+// pairs at 112, an empty one pointing to itself less 16; the binmap at 2144; next at 2160 (the
+// arena itself, or an arena 48 bytes into a 64 MiB-aligned heap); attached threads at 2176;
+// system_mem and max_system_mem at 2184.
+enum { HL_ARENA_TOP = 96, HL_ARENA_BINS = 112, HL_ARENA_BINMAP = 2144, HL_ARENA_NEXT = 2160 };
+
+static int looks_like_main_arena(uintptr_t a) {
+  const uint64_t *w = (const uint64_t *)a;
+  const uint32_t *ints = (const uint32_t *)a;
+  uint64_t next = w[HL_ARENA_NEXT / 8];
+  if (next != a && (next & (HL_HEAP_MAX - 1)) != 48) return 0;
+  if (ints[0] > 2 || ints[1] > 15 || ints[2] > 1 || !w[HL_ARENA_TOP / 8]) return 0;
+  uint64_t system = w[2184 / 8], max_system = w[2192 / 8];
+  if ((system & 4095) || system > max_system) return 0;
+  unsigned empty = 0;
+  for (uintptr_t bin = a + HL_ARENA_BINS; bin < a + HL_ARENA_BINMAP; bin += 16) {
+    const uint64_t *pair = (const uint64_t *)bin;
+    if (pair[0] == bin - 16 && pair[1] == bin - 16) empty++;
+    else if (!pair[0] || !pair[1]) return 0;
+  }
+  return empty >= 8;
+}
+
+// The chunk pointers of the main arena, if it lies in [lo, hi): found once, then remembered
+// (libc's data does not move). With the world stopped, so that no bin changes under the test.
+int hl_main_arena_chunk_pointers(uintptr_t lo, uintptr_t hi, uintptr_t *from, uintptr_t *to) {
+  static uintptr_t arena;
+  if (!(arena >= lo && arena + HL_MALLOC_STATE <= hi)) {
+    arena = 0;
+    for (uintptr_t a = (lo + 7) & ~(uintptr_t)7; !arena && a + HL_MALLOC_STATE <= hi; a += 8)
+      if (looks_like_main_arena(a)) arena = a;
+  }
+  if (!arena) return 0;
+  *from = arena + 16;  // the fastbins, top, last remainder and bins
+  *to = arena + HL_ARENA_BINMAP;
+  return 1;
+}
+
 void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w) {
   const struct hl_mapping *maps = (const struct hl_mapping *)s->maps.data;
   for (size_t i = 0; i < s->maps.len; i++) {

@@ -125,6 +125,8 @@ void hl_roots_init(void);  // looks up glibc's and the Swift runtime's symbols, 
 // unknown to the recording (blocks made before it started, or by the shim's own thread).
 void hl_heapwalk_init(void);  // before any scan: learns glibc's tcache key
 void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w);
+// The part of glibc's main arena that points at chunk headers, if the arena lies in [lo, hi).
+int hl_main_arena_chunk_pointers(uintptr_t lo, uintptr_t hi, uintptr_t *from, uintptr_t *to);
 
 // leakrecords.c: the scan's results in the trace (TraceFormat.md, tags 0x10-0x12).
 struct hl_leak_block {

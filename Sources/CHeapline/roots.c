@@ -17,10 +17,12 @@
 struct hl_modules {
   struct hl_vec writable;  // struct hl_mapping: segments to scan
   struct hl_vec extents;   // struct hl_mapping: every loaded segment
+  struct hl_mapping libc;  // libc's writable segment, which holds malloc's main arena
 };
 
 static void (*hl_tls_info)(size_t *size, size_t *align);  // ld.so's _dl_get_tls_static_info
 static size_t hl_pthread_size = 2368;  // glibc 2.36's, if libc does not say
+static uintptr_t hl_libc_base;  // where libc is loaded
 static uint64_t hl_pool_size;  // the Swift runtime's metadata pool size, once it is loaded
 static struct { uintptr_t lo, hi; } hl_slow_alloc, hl_alloc_object;  // two of its functions
 
@@ -40,7 +42,11 @@ static int function_range(const char *name, uintptr_t *lo, uintptr_t *hi) {
   return symbol->st_size > 0;
 }
 
+extern void *__libc_malloc(size_t);
+
 void hl_roots_init(void) {
+  Dl_info libc;
+  if (!hl_libc_base && dladdr((void *)__libc_malloc, &libc)) hl_libc_base = (uintptr_t)libc.dli_fbase;
   if (!hl_tls_info) hl_tls_info = (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT,
                                                                       "_dl_get_tls_static_info");
   const unsigned *size = dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread");
@@ -66,6 +72,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
     if (!(ph->p_flags & PF_W) || shim) continue;
     struct hl_mapping *w = hl_vec_push(&m->writable);
     if (w) *w = seg;
+    if (info->dlpi_addr == hl_libc_base) m->libc = seg;
   }
   (void)size;
   return 0;
@@ -89,8 +96,8 @@ struct hl_modules *hl_modules_snapshot(unsigned long long *generation) {
   hl_vec_init(&m->writable, sizeof(struct hl_mapping));
   hl_vec_init(&m->extents, sizeof(struct hl_mapping));
   *generation = hl_modules_generation();
-  dl_iterate_phdr(add_module, m);
   hl_roots_init();
+  dl_iterate_phdr(add_module, m);
   return m;
 }
 
@@ -279,7 +286,13 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
                    int untracked) {
   for (size_t i = 0; m && i < m->writable.len; i++) {
     const struct hl_mapping *seg = &HL_VEC_AT(&m->writable, struct hl_mapping, i);
-    hl_scan_root(s, seg->lo, seg->hi);
+    uintptr_t from, to;  // malloc's own pointers to chunk headers are no references
+    if (seg->lo == m->libc.lo && hl_main_arena_chunk_pointers(seg->lo, seg->hi, &from, &to)) {
+      hl_scan_root(s, seg->lo, from);
+      hl_scan_root(s, to, seg->hi);
+    } else {
+      hl_scan_root(s, seg->lo, seg->hi);
+    }
   }
   for (int i = 0; i < HL_MAX_ROOTS; i++)
     if (hl_user_roots[i].lo) hl_scan_root(s, hl_user_roots[i].lo, hl_user_roots[i].hi);

@@ -40,6 +40,12 @@ extension HeaplineCommand {
     var command: [String] = []
 
     mutating func validate() throws {
+      // The program's arguments pass through untouched, so what comes before `--` that the
+      // parser did not take is ours to read: help, or an option that does not exist.
+      if let first = command.first, first != "--", first.hasPrefix("-") {
+        if first == "-h" || first == "--help" { throw CleanExit.helpRequest(self) }
+        throw ValidationError("Unknown option '\(first)' (see 'heapline record --help')")
+      }
       if command.first == "--" { command.removeFirst() }
       guard let program = command.first, !program.isEmpty else {
         throw ValidationError("no program given: heapline record [-o FILE] -- PROGRAM [ARGS...]")

@@ -28,6 +28,14 @@ import Testing
       try Harness.heapline(["record", "--depth", "0", "--", "true"]), mentioning: "depth")
   }
 
+  @Test func anUnknownRecordOptionIsAnErrorAndHelpIsHelp() throws {
+    expectOneLineError(
+      try Harness.heapline(["record", "--bogus", "--", "true"]), mentioning: "--bogus")
+    let help = try Harness.heapline(["record", "--help"])
+    #expect(help.status == 0)
+    #expect(help.stdout.contains("USAGE: heapline record"))
+  }
+
   @Test func aMissingTraceIsAnError() throws {
     expectOneLineError(
       try Harness.heapline(["report", "/nonexistent.trace"]), mentioning: "/nonexistent.trace")
