@@ -18,6 +18,7 @@ struct hl_vec {
   uint8_t *data;
   size_t len, cap, elem;  // len and cap count elements of `elem` bytes
 };
+void *hl_scan_map(size_t bytes);  // hl_map, its pages faulted in at once when large
 void hl_vec_init(struct hl_vec *v, size_t elem);
 int hl_vec_reserve(struct hl_vec *v, size_t extra);  // room for `extra` more; 0 on failure
 void *hl_vec_push(struct hl_vec *v);  // a new element (not zeroed), or NULL when out of memory

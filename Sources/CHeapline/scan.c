@@ -30,7 +30,7 @@ int hl_scan_begin(struct hl_scan *s) {
   hl_vec_init(&s->edges, sizeof(struct hl_edge));
   hl_vec_init(&s->maps, sizeof(struct hl_mapping));
   if (hl_index_build(&s->ix)) return 1;
-  s->state = hl_map(s->ix.count ? s->ix.count : 1);
+  s->state = hl_scan_map(s->ix.count ? s->ix.count : 1);
   // Each block enters the frontier once a phase at most: room for all, so that it never moves
   // while roots are scanned against a snapshot of the mappings.
   return s->state && hl_vec_reserve(&s->frontier, s->ix.count + 1) ? 0 : 1;

@@ -87,7 +87,7 @@ static struct hl_rec *collect(struct hl_index *ix, uint32_t *count) {
   const struct hl_block *slots;
   uint32_t capacity, n;
   for (int i = 0; hl_live_shard(i, &slots, &capacity, &n); i++) total += n;
-  struct hl_rec *recs = hl_map((total ? total : 1) * sizeof *recs);
+  struct hl_rec *recs = hl_scan_map((total ? total : 1) * sizeof *recs);
   if (!recs) return NULL;
   uint32_t k = 0;
   ix->lo = UINT64_MAX;
@@ -124,8 +124,8 @@ int hl_index_build(struct hl_index *ix) {
   if (!recs) return 1;
   size_t recs_bytes = (count ? count : 1) * sizeof *recs;
   ix->count = count;
-  ix->blocks = hl_map((count ? count : 1) * sizeof *ix->blocks);
-  ix->ref = hl_map((count ? count : 1) * sizeof *ix->ref);
+  ix->blocks = hl_scan_map((count ? count : 1) * sizeof *ix->blocks);
+  ix->ref = hl_scan_map((count ? count : 1) * sizeof *ix->ref);
   if (!ix->blocks || !ix->ref || !hl_vec_reserve(&ix->sorted, ix->regions)) {
     hl_unmap(recs, recs_bytes);
     return 1;

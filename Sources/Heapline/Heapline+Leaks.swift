@@ -85,7 +85,12 @@ extension Heapline {
   ///
   /// `body` runs on a thread of its own, which is gone (and its stack unmapped) when the check
   /// runs, on another: a thread's stack, and a task's async frames, hold stale copies of the
-  /// pointers it used, which would hide leaks.
+  /// pointers it used, which would hide leaks. The scan covers the whole process, but only the
+  /// leaks that involve a block allocated on `body`'s thread fail the check (with what hangs
+  /// from them, or holds them, on any thread): other tests that run at the same time in the
+  /// process leak on their own threads. A leak made only by work that `body` dispatched to
+  /// other threads is therefore not caught; ``checkLeaks()`` and ``Recording/leaks(scan:suppressions:symbolize:)``
+  /// report everything.
   /// So `body` must not need the calling thread (the main actor, say), and Swift Testing's
   /// `#expect` inside it has no test to report to: check results after it returns. Objects
   /// `body` hands out (through a captured variable) are reachable, not lost. Recordings take
@@ -94,13 +99,26 @@ extension Heapline {
     let path = temporaryLeakTracePath()
     defer { unlink(path) }
     var check: LeakCheck?
+    var bodyThread: UInt32 = 0
     _ = try record(to: path, depth: depth) {
-      try onThreadOfItsOwn(body)
+      try onThreadOfItsOwn {
+        bodyThread = currentThreadID()
+        try body()
+      }
       // From another new thread: a thread's own frames may keep copies of what it pointed to.
       try onThreadOfItsOwn { check = try checkLeaks() }
     }
     guard let check, !check.isClean else { return }
-    let report = try LeakReport.read(path: path, scan: check.scan, symbolizer: Symbolizer())
+    // The scan covers the whole process: keep the leaks that body's thread took part in.
+    let reader = try TraceReader(path: path)
+    let serials = Set(reader.chunks.filter { $0.threadID == bodyThread }.map(\.threadSerial))
+    var stream = reader.events()
+    try stream.drainMetadata()
+    guard let scan = stream.metadata.leakScans[check.scan] else { return }
+    let mine =
+      bodyThread == 0 ? scan : scan.onlyLeaksInvolving { serials.contains($0.id.threadSerial) }
+    let report = LeakReport(
+      scan: mine, metadata: stream.metadata, path: path, symbolizer: Symbolizer())
     if report.hasLeaks { throw LeaksFound(report: report) }
   }
 
@@ -136,6 +154,16 @@ extension Heapline {
       pthread_join(thread, nil)
     }
     try result.get()
+  }
+
+  /// The kernel's id of the calling thread, which chunk headers carry: /proc/thread-self links
+  /// to `PID/task/TID` (Swift cannot call the variadic `syscall`).
+  private static func currentThreadID() -> UInt32 {
+    var link = [CChar](repeating: 0, count: 64)
+    let length = readlink("/proc/thread-self", &link, link.count - 1)
+    guard length > 0 else { return 0 }
+    let text = String(decoding: link.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return text.split(separator: "/").last.flatMap { UInt32($0) } ?? 0
   }
 
   private static func temporaryLeakTracePath() -> String {

@@ -91,7 +91,8 @@ public struct JSONReportRenderer: ReportRenderer {
     ])
   }
 
-  private static func frame(_ frame: SymbolizedFrame) -> JSONValue {
+  /// A frame as <doc:ReportJSON> lays it out; the leak report's stacks use it too.
+  static func frame(_ frame: SymbolizedFrame) -> JSONValue {
     .object([
       ("pc", .address(frame.pc)),
       ("function", .string(frame.function)),

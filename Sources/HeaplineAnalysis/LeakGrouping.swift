@@ -87,10 +87,12 @@ struct LeakGrouping {
     }
     let members = order.map(member)
     let kind: LeakGroup.Kind = possibly ? .possiblyLost : isCycle ? .cycle : .rootLeak
-    var startAmount = LeakAmount(), indirectAmount = LeakAmount()
+    var startAmount = LeakAmount()
+    var indirectAmount = LeakAmount()
     for head in heads { startAmount.add(size: scan.blocks[nodes[head]].size) }
     for node in indirect { indirectAmount.add(size: scan.blocks[nodes[node]].size) }
-    let signature = [LeakGroupSignature(kind: kind)]
+    let signature =
+      [LeakGroupSignature(kind: kind)]
       + members.map { LeakGroupSignature(category: $0.category.id, stack: $0.stack) }.sorted()
     if let existing = merged[signature] {
       groups[existing].instances += 1

@@ -7,6 +7,7 @@ public struct LeakJSONRenderer: LeakReportRenderer {
 
   public func render(_ report: LeakReport) -> String {
     let document = JSONValue.object([
+      ("schema_version", .unsigned(1)),
       ("trace", .string(report.path)),
       ("scan", Self.scan(report.scan)),
       ("scans", .array(report.scans.map(Self.scan))),
@@ -61,18 +62,7 @@ public struct LeakJSONRenderer: LeakReportRenderer {
       ("size", .unsigned(member.size)),
       ("address", .address(member.address.rawValue)),
       ("alloc", .string("\(member.id.threadSerial):\(member.id.counter)")),
-      ("stack", .array(member.frames.map(frame))),
-    ])
-  }
-
-  private static func frame(_ frame: SymbolizedFrame) -> JSONValue {
-    .object([
-      ("address", .address(frame.pc)),
-      ("function", .string(frame.function)),
-      ("file", .string(frame.file)),
-      ("line", .signed(frame.line)),
-      ("module", .string(frame.modulePath)),
-      ("inlined", .bool(frame.isInlined)),
+      ("frames", .array(member.frames.map(JSONReportRenderer.frame))),
     ])
   }
 }

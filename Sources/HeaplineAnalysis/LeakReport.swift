@@ -48,11 +48,14 @@ public struct LeakReport: Sendable {
     self.scans = scans ?? [scan]
     var all = LeakGrouping(scan: scan, metadata: metadata).groups
     let pcs = all.flatMap { $0.members.flatMap { metadata.frames(of: $0.stack) } }
-    let symbols = (symbolizer ?? Symbolizer(toolPath: nil)).symbolize(pcs, modules: metadata.modules)
+    let symbols = (symbolizer ?? Symbolizer(toolPath: nil)).symbolize(
+      pcs, modules: metadata.modules)
     for index in all.indices {
       for member in all[index].members.indices {
         let frames = metadata.frames(of: all[index].members[member].stack)
-        all[index].members[member].frames = frames.flatMap { symbols[$0] ?? [SymbolizedFrame(pc: $0)] }
+        all[index].members[member].frames = frames.flatMap {
+          symbols[$0] ?? [SymbolizedFrame(pc: $0)]
+        }
       }
       all[index].suppressedBy = suppressions.match(all[index].members.flatMap(\.frames))
     }

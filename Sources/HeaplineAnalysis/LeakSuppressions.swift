@@ -41,7 +41,8 @@ public struct LeakSuppressions: Hashable, Sendable {
   /// - Throws: ``AnalysisError/invalidOption(_:)`` naming the file (`source`) and the line of
   ///   the first malformed suppression.
   public init(text: String, source: String) throws(AnalysisError) {
-    for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+    for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+    {
       let line = raw.trimmingSpaces
       if line.isEmpty || line.hasPrefix("#") { continue }
       func fail(_ why: String) -> AnalysisError {
@@ -76,7 +77,8 @@ extension LeakSuppressions.Rule {
   func matches(_ frame: SymbolizedFrame) -> Bool {
     let function = frame.function.map { [$0] } ?? []
     let module = [frame.moduleName, frame.modulePath].compactMap { $0 }
-    let file = frame.file.map { [($0.split(separator: "/").last.map(String.init) ?? $0), $0] } ?? []
+    let file =
+      frame.file.map { [($0.split(separator: "/").last.map(String.init) ?? $0), $0] } ?? []
     let candidates: [String]
     switch field {
     case .function: candidates = function
@@ -91,8 +93,10 @@ extension LeakSuppressions.Rule {
 /// `*` and `?` wildcards, matched against a whole name, without backtracking blow-up.
 enum Glob {
   static func matches(pattern: [UInt8], text: [UInt8]) -> Bool {
-    var p = 0, t = 0
-    var star: Int?, resume = 0
+    var p = 0
+    var t = 0
+    var star: Int?
+    var resume = 0
     while t < text.count {
       if p < pattern.count && (pattern[p] == UInt8(ascii: "?") || pattern[p] == text[t]) {
         p += 1

@@ -47,7 +47,8 @@ public struct LeakTextRenderer: LeakReportRenderer {
       "  Scanned \(ByteCountText.grouped(scan.liveBlocks)) live blocks"
         + " (\(ByteCountText.grouped(scan.liveBytes)) B) from"
         + " \(ByteCountText.grouped(scan.rootBytes)) B of roots; other threads stopped for"
-        + " \(TimeText.duration(scan.stopNanoseconds)), scan took \(TimeText.duration(scan.totalNanoseconds))")
+        + " \(TimeText.duration(scan.stopNanoseconds)), scan took \(TimeText.duration(scan.totalNanoseconds))"
+    )
     if scan.threadsUnresponsive > 0 {
       lines.append(
         "  \(scan.threadsUnresponsive) thread(s) did not stop (they block signals): their"
@@ -56,17 +57,30 @@ public struct LeakTextRenderer: LeakReportRenderer {
     if !scan.isComplete {
       lines.append("  Scan INCOMPLETE: the trace ends before all of its records")
     }
-    var table = TextTable(header: [], leftAligned: [0])
-    table.append(["Definitely lost", Self.amount(report.definitelyLost)])
-    table.append(["Indirectly lost", Self.amount(report.indirectlyLost)])
-    table.append(["Possibly lost", Self.amount(report.possiblyLost)])
-    return lines + table.lines
+    // Block counts right aligned under each other, the bytes after them.
+    let rows = [
+      ("Definitely lost", report.definitelyLost), ("Indirectly lost", report.indirectlyLost),
+      ("Possibly lost", report.possiblyLost),
+    ]
+    let counts = rows.map { ByteCountText.grouped($0.1.blocks) }
+    let width = counts.map(\.count).max() ?? 0
+    return lines
+      + zip(rows, counts).map { row, count in
+        let label = row.0.padding(toLength: 16, withPad: " ", startingAt: 0)
+        let padding = String(repeating: " ", count: width - count.count)
+        return "  \(label)\(padding)\(count) \(row.1.blocks == 1 ? "block " : "blocks")"
+          + " (\(ByteCountText.grouped(row.1.bytes)) B)"
+      }
   }
 
   private func groupLines(_ group: LeakGroup) -> [String] {
     var counts: [String] = []
-    if group.definitelyLost.blocks > 0 { counts.append("\(Self.amount(group.definitelyLost)) definitely lost") }
-    if group.indirectlyLost.blocks > 0 { counts.append("\(Self.amount(group.indirectlyLost)) indirectly lost") }
+    if group.definitelyLost.blocks > 0 {
+      counts.append("\(Self.amount(group.definitelyLost)) definitely lost")
+    }
+    if group.indirectlyLost.blocks > 0 {
+      counts.append("\(Self.amount(group.indirectlyLost)) indirectly lost")
+    }
     if group.possiblyLost.blocks > 0 {
       counts.append("\(Self.amount(group.possiblyLost)) possibly lost (only interior pointers)")
     }
@@ -89,7 +103,8 @@ public struct LeakTextRenderer: LeakReportRenderer {
       let times = count > 1 ? "\(count) × " : ""
       let each = count > 1 ? " each" : ""
       lines.append(
-        "  \(times)\(member.shortName), \(ByteCountText.grouped(member.size)) B\(each), allocated at:")
+        "  \(times)\(member.shortName), \(ByteCountText.grouped(member.size)) B\(each), allocated at:"
+      )
       lines += frames
     }
     return lines

@@ -53,7 +53,8 @@ enum LeakRecords {
       metadata.leakScans[id, default: placeholder(id)].blocks.append(block)
     default:
       let id = try cursor.readVarint()
-      let from = try cursor.readVarint(), to = try cursor.readVarint()
+      let from = try cursor.readVarint()
+      let to = try cursor.readVarint()
       let flags = try cursor.readUInt8()
       let scan = metadata.leakScans[id] ?? placeholder(id)
       let limit = max(UInt64(scan.blocks.count), scan.announcedBlocks)

@@ -40,7 +40,8 @@ extension HeaplineCommand {
     @Option(help: ArgumentHelp("Leave out leaks that these suppressions match.", valueName: "file"))
     var suppressions: String?
 
-    @Option(help: ArgumentHelp("The scan to report (1, 2, …); by default the last.", valueName: "n"))
+    @Option(
+      help: ArgumentHelp("The scan to report (1, 2, …); by default the last.", valueName: "n"))
     var scan: UInt64?
 
     @Flag(inversion: .prefixedNo, help: "Symbolize the allocation stacks.")
@@ -52,7 +53,8 @@ extension HeaplineCommand {
         guard let data = FileManager.default.contents(atPath: suppressions) else {
           throw ValidationError("cannot read suppressions file '\(suppressions)'")
         }
-        rules = try LeakSuppressions(text: String(decoding: data, as: UTF8.self), source: suppressions)
+        rules = try LeakSuppressions(
+          text: String(decoding: data, as: UTF8.self), source: suppressions)
       }
       _ = try TraceInput.open(file)  // the warning for a trace cut short
       let report = try LeakReport.read(

@@ -31,18 +31,20 @@ import Testing
     #expect(result.stdout == "check 0: 5 lost, 0 possibly lost\n")
     let report = try LeakReport.read(path: trace.path, scan: 1, symbolizer: nil)
     // Then the scan finds the two cycles, named by their classes, and nothing else
-    #expect(report.groups.map(\.name).sorted() == [
-      "Session → Delegate → Session",
-      "ViewController → Store → closure context → ViewController",
-    ])
+    #expect(
+      report.groups.map(\.name).sorted() == [
+        "Session → Delegate → Session",
+        "ViewController → Store → closure context → ViewController",
+      ])
     let controller = try #require(report.groups.first { $0.name.hasPrefix("ViewController") })
     #expect(controller.kind == .cycle)
     // 200 (controller) + 232 (store) + 168 (the closure's context)
     #expect(controller.definitelyLost == LeakAmount(blocks: 3, bytes: 600))
-    #expect(controller.members.map(\.category.name) == [
-      "heapline_leak_fixture.ViewController", "heapline_leak_fixture.Store",
-      "Swift closure context",
-    ])
+    #expect(
+      controller.members.map(\.category.name) == [
+        "heapline_leak_fixture.ViewController", "heapline_leak_fixture.Store",
+        "Swift closure context",
+      ])
     let session = try #require(report.groups.first { $0.name.hasPrefix("Session") })
     // 152 (session) + 184 (delegate); the weak reference to the session does not keep it
     #expect(session.definitelyLost == LeakAmount(blocks: 2, bytes: 336))
@@ -55,7 +57,8 @@ import Testing
     let result = try Harness.heapline(["leaks", trace.path])
     #expect(result.status == 1)
     #expect(
-      result.stdout.contains("Leaked cycle: ViewController → Store → closure context → ViewController"))
+      result.stdout.contains(
+        "Leaked cycle: ViewController → Store → closure context → ViewController"))
     #expect(result.stdout.contains("leakViewController()"))
     #expect(result.stdout.contains("leakWeaklyObservedSession()"))
   }
@@ -87,7 +90,8 @@ import Testing
     #expect(scans.last?.trigger == .exit)
     // And every one of them finds exactly the leaked cycle
     for scan in scans {
-      let report = LeakReport(scan: scan, metadata: stream.metadata, path: trace.path, symbolizer: nil)
+      let report = LeakReport(
+        scan: scan, metadata: stream.metadata, path: trace.path, symbolizer: nil)
       #expect(scan.isComplete)
       #expect(
         report.groups.map(\.name) == ["ViewController → Store → closure context → ViewController"],

@@ -47,12 +47,16 @@ final class Squares: @unchecked Sendable {
   }
 
   @Test func foundationAndDispatchLeakNothing() throws {
-    var decodedCount = 0, squareCount = 0
+    var decodedCount = 0
+    var squareCount = 0
     var date = ""
     try Heapline.expectNoLeaks {
-      let items = (0..<200).map { ["name": "item \($0)", "tag": String(repeating: "x", count: $0)] }
+      let items = (0..<200).map {
+        ["name": "item \($0)", "tag": String(repeating: "x", count: $0)]
+      }
       let data = try JSONSerialization.data(withJSONObject: items)
-      decodedCount = (try JSONSerialization.jsonObject(with: data) as? [[String: String]])?.count ?? 0
+      decodedCount =
+        (try JSONSerialization.jsonObject(with: data) as? [[String: String]])?.count ?? 0
       let formatter = DateFormatter()
       formatter.dateFormat = "yyyy-MM-dd HH:mm"
       date = formatter.string(from: Date(timeIntervalSince1970: 0))

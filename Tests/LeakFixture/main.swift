@@ -13,7 +13,10 @@ import Foundation
   import Glibc
 #endif
 
-struct Words16 { var a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, h = 0, i = 0, j = 0, k = 0, l = 0, m = 0, n = 0, o = 0, p = 0 }
+struct Words16 {
+  var a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, h = 0, i = 0, j = 0, k = 0, l = 0, m = 0,
+    n = 0, o = 0, p = 0
+}
 struct Words20 { var words = Words16(), q = 0, r = 0, s = 0, t = 0 }
 struct Words25 { var words = Words20(), u = 0, v = 0, w = 0, x = 0, y = 0 }
 
@@ -76,14 +79,17 @@ typealias CheckLeaks = @convention(c) (UnsafeMutableRawPointer?) -> Int32
 typealias ClearStack = @convention(c) () -> Void
 
 @inline(never) func checkLeaks() {
-  guard let check = dlsym(nil, "heapline_check_leaks"), let clear = dlsym(nil, "heapline_clear_stack")
+  guard let check = dlsym(nil, "heapline_check_leaks"),
+    let clear = dlsym(nil, "heapline_clear_stack")
   else {
     print("no heapline API")
     return
   }
   unsafeBitCast(clear, to: ClearStack.self)()
   var summary = [UInt64](repeating: 0, count: 5)
-  let err = summary.withUnsafeMutableBytes { unsafeBitCast(check, to: CheckLeaks.self)($0.baseAddress) }
+  let err = summary.withUnsafeMutableBytes {
+    unsafeBitCast(check, to: CheckLeaks.self)($0.baseAddress)
+  }
   print("check \(err): \(summary[1]) lost, \(summary[3]) possibly lost")
 }
 

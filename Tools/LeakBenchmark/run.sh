@@ -3,7 +3,10 @@
 # LeakSanitizer and Valgrind's memcheck, side by side, on the same program (leakbench.c: 2,000,000
 # live blocks of 100 bytes, about 200 MB, in linked lists, and 1,000 of them leaked: 100,000
 # bytes). Each tool runs the program twice, without its leak check and with it; the difference
-# is the check's cost. Every check must find exactly the 1,000 blocks and 100,000 bytes.
+# is the check's cost. Every check must find exactly the 1,000 blocks and 100,000 bytes. Wall
+# times of whole runs are noisy, so each tool also runs the program once more with a check
+# made from inside it (LEAKBENCH_CHECK: heapline_check_leaks, __lsan_do_recoverable_leak_check,
+# VALGRIND_DO_LEAK_CHECK), which the program times by itself: the "check alone" column.
 #
 # From a clean clone:
 #   swift build -c release
@@ -60,16 +63,30 @@ def best(argv, env=None, count=runs):
         output = proc.stdout
     return min(times), output
 
+def timed_check(argv, env=None, count=runs):
+    """Best time of the check that the program makes and times itself, and the last output."""
+    times, output = [], ""
+    for _ in range(count):
+        output = best(argv, dict(env or {}, LEAKBENCH_CHECK="1"), count=1)[1]
+        m = re.search(r"timed check \((\w+)\): ([\d.]+) s", output)
+        if not m or m.group(1) == "none":
+            sys.exit(f"no timed check in the output of {argv[0]}:\n{output[-2000:]}")
+        times.append(float(m.group(2)))
+    return min(times), output
+
 rows = []
 base, _ = best(program)
-rows.append(("untraced", base, None, None, "-"))
+rows.append(("untraced", base, None, None, "-", "-"))
 
 # LeakSanitizer: its runtime is linked in; detect_leaks=0 turns the exit check off.
 off, _ = best(lsan, {"LSAN_OPTIONS": "detect_leaks=0"})
 on, out = best(lsan, {"LSAN_OPTIONS": "detect_leaks=1:exitcode=0"})
 m = re.search(r"SUMMARY: LeakSanitizer: (\d+) byte\(s\) leaked in (\d+) allocation", out)
 found = f"{int(m.group(2)):,} blocks, {int(m.group(1)):,} B" if m else "nothing"
-rows.append(("LeakSanitizer", on, off, None, found))
+alone, out = timed_check(lsan, {"LSAN_OPTIONS": "detect_leaks=1:exitcode=0"})
+m = re.search(r"SUMMARY: LeakSanitizer: (\d+) byte\(s\) leaked in (\d+) allocation", out)
+found_alone = f"{int(m.group(2)):,} blocks, {int(m.group(1)):,} B" if m else "nothing"
+rows.append(("LeakSanitizer", on, off, alone, found, found_alone))
 
 # Heapline: `record --no-leaks` against `record` (which scans at exit); the scan's own time
 # comes from the trace.
@@ -83,7 +100,11 @@ lost = data["definitely_lost"]
 found = f"{lost['blocks']:,} blocks, {lost['bytes']:,} B"
 if data["indirectly_lost"]["blocks"] or data["possibly_lost"]["blocks"]:
     found += " (and more: wrong)"
-rows.append(("Heapline", on, off, data["scan"]["total_ns"] / 1e9, found))
+alone, out = timed_check([heapline, "record", "--no-leaks", "-o", trace, "--"] + program)
+m = re.search(r"timed check \(heapline\): [\d.]+ s, (\d+) blocks, (\d+) bytes", out)
+found_alone = f"{int(m.group(1)):,} blocks, {int(m.group(2)):,} B" if m else "nothing"
+exit_scan = data["scan"]["total_ns"] / 1e9
+rows.append(("Heapline", on, off, alone, found, found_alone))
 
 # Valgrind's memcheck: --leak-check=no against full; slow, so run once.
 if valgrind:
@@ -91,13 +112,18 @@ if valgrind:
     on, out = best([valgrind, "--leak-check=full", "--show-leak-kinds=definite"] + program, count=1)
     m = re.search(r"definitely lost: ([\d,]+) bytes in ([\d,]+) blocks", out)
     found = f"{m.group(2)} blocks, {m.group(1)} B" if m else "nothing"
-    rows.append(("Valgrind memcheck", on, off, None, found))
+    alone, out = timed_check([valgrind, "--leak-check=no"] + program, count=1)
+    m = re.search(r"timed check \(valgrind\): [\d.]+ s, (\d+) blocks, (\d+) bytes", out)
+    found_alone = f"{int(m.group(1)):,} blocks, {int(m.group(2)):,} B" if m else "nothing"
+    rows.append(("Valgrind memcheck", on, off, alone, found, found_alone))
 
 print(f"\n{int(shape[0]) * int(shape[1]):,} live blocks of 100 bytes, {leaks:,} leaked; best of {runs}")
-print(f"{'tool':<18} {'run with check':>15} {'without':>9} {'check adds':>11} {'scan itself':>12}  found")
-for name, on, off, scan, found in rows:
+print(f"{'tool':<18} {'run with check':>15} {'without':>9} {'check adds':>11} {'check alone':>12}"
+      f"  {'found at exit':<24} found by the check alone")
+for name, on, off, alone, found, found_alone in rows:
     extra = f"{on - off:10.2f}s" if off is not None else f"{'-':>11}"
     without = f"{off:8.2f}s" if off is not None else f"{'-':>9}"
-    own = f"{scan:11.2f}s" if scan is not None else f"{'-':>12}"
-    print(f"{name:<18} {on:14.2f}s {without} {extra} {own}  {found}")
+    own = f"{alone:11.3f}s" if alone is not None else f"{'-':>12}"
+    print(f"{name:<18} {on:14.2f}s {without} {extra} {own}  {found:<24} {found_alone}")
+print(f"Heapline's exit scan, from the trace: {exit_scan:.3f} s")
 PYTHON

@@ -8,6 +8,8 @@
 //   stack     136 bytes, only another thread's stack points to it   reachable
 //   register  150 bytes, only another thread's r12 points to it     reachable
 //   xor       170 bytes, a global holds its address XORed           lost
+//   binned    1,112 bytes, the chunk after it freed: malloc's main  lost
+//             arena points to that chunk's header, its last word
 // The program checks for leaks through the C API, with both threads waiting, then lets them
 // free their blocks and exits (the exit scan then finds the same, less the threads' blocks).
 #include <dlfcn.h>
@@ -87,6 +89,25 @@ static void *in_register(void *arg) {
   return NULL;
 }
 
+// Two neighbour chunks (1,112 bytes: a block uses all of its chunk, up to the next one's
+// header), the first leaked and the second freed: glibc's main arena then points to the
+// second's header (in a bin, or as the top), which is the first block's last word. Other
+// free chunks may come first: the attempts that are no neighbours are freed after.
+__attribute__((noinline)) static void leak_binned(void) {
+  void *tried[16];
+  int n = 0;
+  char *a = malloc(1112), *b = malloc(1112);
+  while (b != a + 1120 && n < 14) {
+    tried[n++] = a;
+    tried[n++] = b;
+    a = malloc(1112);
+    b = malloc(1112);
+  }
+  memset(a, 0, 1112);
+  free(b);
+  while (n) free(tried[--n]);
+}
+
 // Zeroes the dead stack below main, where the leaking functions left their pointers.
 __attribute__((noinline)) static void clobber(void) {
   volatile char area[16384];
@@ -104,6 +125,7 @@ int main(void) {
   pthread_create(&threads[0], NULL, on_stack, NULL);
   pthread_create(&threads[1], NULL, in_register, NULL);
   while (ready < 2) __asm__ volatile("pause");
+  leak_binned();  // last: nothing may allocate from the free chunk before the check
   clobber();
   struct summary found = {0};
   int err = check ? check(&found) : -1;
