@@ -242,17 +242,8 @@ __attribute__((constructor)) static void hl_leaks_constructor(void) {
   const char *exit_scan = getenv("HEAPLINE_LEAKS_AT_EXIT");
   hl_scan_at_exit = exit_scan && atoi(exit_scan) > 0;
   const char *sig = getenv("HEAPLINE_LEAKS_SIGNAL");
-  int number = sig ? atoi(sig) : 0;
-  if (number > 0 && number < NSIG) {
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_leak_signal;
-    action.sa_flags = SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    sigaction(number, &action, NULL);
-  }
-  const char *every = getenv("HEAPLINE_LEAKS_EVERY_MS");
-  hl_every_ns = every ? (uint64_t)atoll(every) * 1000000u : 0;
+  hl_install_handler(sig ? atoi(sig) : 0, on_leak_signal);
+  hl_every_ns = hl_env_ms_as_ns("HEAPLINE_LEAKS_EVERY_MS");
   hl_next_ns = hl_every_ns;
   hl_tls.guard--;
 }

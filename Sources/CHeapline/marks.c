@@ -28,16 +28,8 @@ static void on_mark_signal(int sig) {
 void hl_marks_install(void) {
   const char *sig = getenv("HEAPLINE_MARK_SIGNAL");
   hl_mark_signal = sig ? atoi(sig) : SIGUSR2;
-  if (hl_mark_signal > 0 && hl_mark_signal < NSIG) {
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_mark_signal;
-    action.sa_flags = SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    sigaction(hl_mark_signal, &action, NULL);
-  }
-  const char *every = getenv("HEAPLINE_MARK_EVERY_MS");
-  hl_every_ns = every ? (uint64_t)atoll(every) * 1000000u : 0;
+  hl_install_handler(hl_mark_signal, on_mark_signal);
+  hl_every_ns = hl_env_ms_as_ns("HEAPLINE_MARK_EVERY_MS");
   hl_next_every_ns = hl_every_ns;
 }
 

@@ -1,5 +1,7 @@
 // Memory, locks, time and logging for the shim itself. None of it may call malloc.
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -60,4 +62,22 @@ void hl_log(const char *msg, const char *detail) {
   ssize_t ignored = write(2, line, n);
   (void)ignored;
   errno = saved;
+}
+
+// Installs `handler` for signal `sig`, when it names one (1 up to NSIG), for the shim's
+// mark and leak-scan signals. Returns whether it did.
+int hl_install_handler(int sig, void (*handler)(int)) {
+  if (sig <= 0 || sig >= NSIG) return 0;
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = handler;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  return sigaction(sig, &action, NULL) == 0;
+}
+
+// An environment variable given in milliseconds, in nanoseconds; 0 when unset.
+uint64_t hl_env_ms_as_ns(const char *name) {
+  const char *value = getenv(name);
+  return value ? (uint64_t)atoll(value) * 1000000u : 0;
 }

@@ -105,15 +105,20 @@ HL_HOOK void hl_emit_stack(struct hl_buffer *b, uint32_t id, uint32_t parent, ui
   b->records++;
 }
 
+// The tail that CATEGORY and MARK share: u8 kind, then the name with its length.
+static void put_kind_and_name(struct hl_buffer *b, int kind, const char *name, size_t len) {
+  hl_put_u8(b, (uint8_t)kind);
+  hl_put_varint(b, len);
+  hl_put_bytes(b, name, (uint32_t)len);
+  b->records++;
+}
+
 void hl_emit_category(struct hl_buffer *b, uint32_t id, int kind, const char *name, size_t len) {
   if (len > 1024) len = 1024;
   hl_ensure(b, (uint32_t)(1 + 10 + 1 + 10 + len));
   hl_put_u8(b, HL_TAG_CATEGORY);
   hl_put_varint(b, id);
-  hl_put_u8(b, (uint8_t)kind);
-  hl_put_varint(b, len);
-  hl_put_bytes(b, name, (uint32_t)len);
-  b->records++;
+  put_kind_and_name(b, kind, name, len);
 }
 
 void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes) {
@@ -129,8 +134,5 @@ void hl_emit_mark(struct hl_buffer *b, uint64_t time, int kind, const char *name
   hl_ensure(b, (uint32_t)(1 + 10 + 1 + 10 + len));
   hl_put_u8(b, HL_TAG_MARK);
   hl_put_time(b, time);
-  hl_put_u8(b, (uint8_t)kind);
-  hl_put_varint(b, len);
-  hl_put_bytes(b, name, (uint32_t)len);
-  b->records++;
+  put_kind_and_name(b, kind, name, len);
 }
