@@ -154,12 +154,13 @@ void hl_writer_chunk(int kind, uint32_t serial, uint32_t tid, uint64_t base_time
 void hl_writer_close(int reason) {
   if (hl_fd < 0) return;
   if (!atomic_load(&hl_failed)) {
-    uint8_t t[40] = {0};
+    uint8_t t[64] = {0};
     put64(t, hl_now());
     put64(t + 8, hl_chunks);
     put64(t + 16, atomic_load(&hl_total_allocs));
     put64(t + 24, atomic_load(&hl_total_frees));
     put32(t + 32, (uint32_t)reason);
+    put32(t + 36, 0xFFFFFFFFu);  // the exit status is the recorder's to know
     hl_writer_chunk(HL_CHUNK_TRAILER, 0, 0, hl_now(), 0, 0, t, sizeof t);
   }
   close(hl_fd);

@@ -81,6 +81,10 @@ extension ChunkCursor {
       let name = String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self)
       return .mark(
         MarkEvent(time: time, kind: kind, name: name, threadSerial: chunk.threadSerial))
+    case .lost:
+      time &+= try cursor.readVarint()
+      let reason = LostReason(rawValue: try cursor.readUInt8())
+      metadata.addLost(try cursor.readVarint(), reason: reason)
     case .stack:
       let id = StackID(try cursor.readVarint())
       let parent = StackID(try cursor.readVarint())

@@ -14,7 +14,7 @@ public enum TraceConstants {
   /// Size of a chunk header; the payload follows it.
   public static let chunkHeaderSize = 48
   /// Size of the trailer chunk's payload.
-  public static let trailerPayloadSize = 40
+  public static let trailerPayloadSize = 64
   /// Category ids from here up are named by a CATEGORY record; below are size classes.
   public static let firstNamedCategory: UInt32 = 0x400
   /// Flag bit in the file header: the trace was recorded in process (`Heapline.record`).
@@ -49,6 +49,7 @@ enum RecordTag: UInt8 {
   case module = 0x05
   case rss = 0x06
   case mark = 0x07
+  case lost = 0x08
   case leakScan = 0x10
   case leakBlock = 0x11
   case leakEdge = 0x12

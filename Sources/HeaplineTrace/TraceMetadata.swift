@@ -27,6 +27,8 @@ public struct TraceMetadata: Sendable {
   /// Every leak scan read so far, by its number: LEAK_SCAN records with their LEAK_BLOCK and
   /// LEAK_EDGE records.
   public internal(set) var leakScans: [UInt64: LeakScan] = [:]
+  /// Events that happened but could not be recorded, by reason (LOST records).
+  public private(set) var lostEvents: [LostReason: UInt64] = [:]
 
   /// Creates empty tables.
   public init() {}
@@ -34,6 +36,11 @@ public struct TraceMetadata: Sendable {
   /// Adds a STACK record.
   public mutating func addStack(_ id: StackID, parent: StackID, pc: UInt64) {
     stackNodes[id] = StackNode(parent: parent, pc: pc)
+  }
+
+  /// Adds a LOST record's count.
+  public mutating func addLost(_ count: UInt64, reason: LostReason) {
+    lostEvents[reason, default: 0] &+= count
   }
 
   /// Adds a CATEGORY record; a later record for the same id replaces it.

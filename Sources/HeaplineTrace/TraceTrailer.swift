@@ -15,7 +15,27 @@ public struct TraceTrailer: Hashable, Sendable {
     /// The footprint crossed `heapline record --memory-limit`: the shim ended the recording
     /// and killed the process with SIGKILL.
     public static let memoryLimit = EndReason(rawValue: 3)
+    /// The process ended before the shim could finish the trace (`_exit`, `abort`, a crash, a
+    /// kill, `exec`): `heapline record` wrote what the shim's buffers still held, then this
+    /// trailer.
+    public static let endedUnfinished = EndReason(rawValue: 4)
   }
+
+  /// Flags of the trailer (offset 48).
+  public struct Flags: OptionSet, Hashable, Sendable {
+    /// The options' bits.
+    public var rawValue: UInt32
+    /// Wraps flag bits.
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// `heapline record` wrote this trailer after the process ended, and the buffers it
+    /// recovered from shared memory.
+    public static let writtenByRecorder = Flags(rawValue: 1 << 0)
+    /// The program closed the shim's trace descriptor; the shim reopened the trace and went on.
+    public static let descriptorReopened = Flags(rawValue: 1 << 1)
+  }
+
+  /// The exit status that stands for "not known".
+  public static let unknownStatus: UInt32 = 0xFFFF_FFFF
 
   /// Nanoseconds from the start time to the end of recording.
   public var endTime: UInt64
@@ -27,20 +47,36 @@ public struct TraceTrailer: Hashable, Sendable {
   public var freeCount: UInt64
   /// Why recording ended.
   public var endReason: EndReason
+  /// The process's exit status as a shell shows it (its exit code, or 128 + N for signal N),
+  /// or ``unknownStatus``.
+  public var exitStatus: UInt32
+  /// Allocations and frees that happened while recording but could not be recorded; their
+  /// reasons are in the trace's LOST records.
+  public var lostEvents: UInt64
+  /// How the trace was finished.
+  public var flags: Flags
+  /// Event chunks that `heapline record` recovered from the shim's shared buffers after the
+  /// process ended (included in ``eventChunkCount``).
+  public var recoveredChunkCount: UInt32
 
   /// Creates a trailer.
   public init(
     endTime: UInt64, eventChunkCount: UInt64, allocCount: UInt64, freeCount: UInt64,
-    endReason: EndReason = .exited
+    endReason: EndReason = .exited, exitStatus: UInt32 = TraceTrailer.unknownStatus,
+    lostEvents: UInt64 = 0, flags: Flags = [], recoveredChunkCount: UInt32 = 0
   ) {
     self.endTime = endTime
     self.eventChunkCount = eventChunkCount
     self.allocCount = allocCount
     self.freeCount = freeCount
     self.endReason = endReason
+    self.exitStatus = exitStatus
+    self.lostEvents = lostEvents
+    self.flags = flags
+    self.recoveredChunkCount = recoveredChunkCount
   }
 
-  /// The trailer's 40 payload bytes.
+  /// The trailer's 64 payload bytes.
   public var encoded: [UInt8] {
     var writer = ByteWriter()
     writer.appendUInt64(endTime)
@@ -48,13 +84,17 @@ public struct TraceTrailer: Hashable, Sendable {
     writer.appendUInt64(allocCount)
     writer.appendUInt64(freeCount)
     writer.appendUInt32(endReason.rawValue)
-    writer.appendUInt32(0)
+    writer.appendUInt32(exitStatus)
+    writer.appendUInt64(lostEvents)
+    writer.appendUInt32(flags.rawValue)
+    writer.appendUInt32(recoveredChunkCount)
+    writer.appendUInt64(0)
     return writer.bytes
   }
 }
 
 extension TraceTrailer {
-  /// Decodes a trailer payload of at least 40 bytes.
+  /// Decodes a trailer payload of 64 bytes.
   init(payload: [UInt8]) throws(ByteCursor.Failure) {
     var cursor = ByteCursor(payload)
     endTime = try cursor.readUInt64()
@@ -62,5 +102,9 @@ extension TraceTrailer {
     allocCount = try cursor.readUInt64()
     freeCount = try cursor.readUInt64()
     endReason = EndReason(rawValue: try cursor.readUInt32())
+    exitStatus = try cursor.readUInt32()
+    lostEvents = try cursor.readUInt64()
+    flags = Flags(rawValue: try cursor.readUInt32())
+    recoveredChunkCount = try cursor.readUInt32()
   }
 }
