@@ -88,7 +88,7 @@ static void emit(struct hl_buffer *b, int tag, uint64_t time, const struct hl_st
   hl_put_varint(b, store->bytes);
   hl_put_varint(b, store->category);
   if (tag == HL_TAG_BACKING_ALLOC) hl_put_varint(b, stack);
-  b->records++;
+  hl_commit_record(b);
 }
 
 // The calling thread's buffer with its pending allocation written, so records stay in order;

@@ -29,7 +29,7 @@ static uint64_t percent_of(uint64_t bytes, uint64_t percent) {
 
 // HEAPLINE_WARN_AT_MS is "MS[:LEVEL],MS[:LEVEL]...", in increasing times (the CLI sorts them).
 void hl_budget_install(void) {
-  const char *at = getenv("HEAPLINE_WARN_AT_MS");
+  const char *at = hl_option("HEAPLINE_WARN_AT_MS");
   while (at && *at && hl_warn_at_count < HL_MAX_WARN_AT) {
     char *end;
     unsigned long long ms = strtoull(at, &end, 10);
@@ -42,7 +42,7 @@ void hl_budget_install(void) {
     if (*end != ',') break;
     at = end + 1;
   }
-  const char *limit = getenv("HEAPLINE_MEMORY_LIMIT");
+  const char *limit = hl_option("HEAPLINE_MEMORY_LIMIT");
   hl_limit = limit ? strtoull(limit, NULL, 10) : 0;
 }
 
@@ -75,7 +75,7 @@ void hl_memory_limit_kill(uint64_t now, uint64_t rss, uint64_t limit) {
   hl_put_time(b, now);
   hl_put_varint(b, rss);
   hl_put_varint(b, limit);
-  b->records++;
+  hl_commit_record(b);
   struct hl_footprint footprint;  // while recording: see hl_footprint_measure
   hl_footprint_measure(&footprint);
   footprint.rss = rss;

@@ -2,6 +2,8 @@
 // or through the API in process. Also the process events the shim must survive: early calls,
 // fork and exit.
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -12,6 +14,9 @@
 #include "internal.h"
 
 _Atomic int hl_state = HL_UNINIT;
+char hl_trace_path[4096];  // of the recording started from the environment
+pid_t hl_recording_pid;    // the process that recording traces
+static unsigned hl_env_depth;
 unsigned hl_depth = HL_DEFAULT_DEPTH;
 extern struct hl_buffer *hl_sampler_buffer;
 void hl_sampler_housekeeping(void);
@@ -25,6 +30,8 @@ static void hl_fork_child(void) {
   // executes is a new process, which `heapline record` does not trace.
   atomic_store(&hl_state, HL_OFF);
   hl_threads_after_fork_child();
+  hl_sampler_buffer = NULL;  // in the parent's shared memory, unmapped by the line above
+  hl_shared_detach_in_child();
   hl_sampler_forget();
   hl_pressure_after_fork_child();
   hl_writer_abandon();
@@ -33,6 +40,7 @@ static void hl_fork_child(void) {
 static int hl_begin(const char *path, unsigned depth, int in_process) {
   hl_depth = depth ? (depth > HL_MAX_DEPTH ? HL_MAX_DEPTH : depth) : HL_DEFAULT_DEPTH;
   hl_start_ns = hl_monotonic_ns();
+  hl_shared_begin();
   int err = hl_writer_open(path, in_process);
   if (err) return err;
   hl_threads_init();
@@ -40,7 +48,7 @@ static int hl_begin(const char *path, unsigned depth, int in_process) {
   hl_stacks_reset();
   hl_live_clear();
   hl_threads_begin_recording();
-  if (!hl_sampler_buffer) hl_sampler_buffer = hl_map(sizeof *hl_sampler_buffer);
+  if (!hl_sampler_buffer) hl_sampler_buffer = hl_shared_new_buffer();
   if (!hl_sampler_buffer) return ENOMEM;
   hl_buffer_reset(hl_sampler_buffer, 0, (uint32_t)getpid());
   hl_swift_begin();
@@ -61,6 +69,7 @@ static void hl_end(int reason) {
   hl_sampler_stop();
   hl_marks_poll(hl_sampler_buffer, hl_now());
   hl_emit_rss(hl_sampler_buffer, hl_now(), hl_read_rss());
+  hl_lost_poll(hl_sampler_buffer, hl_now());
   hl_footprint_write(hl_sampler_buffer, HL_FOOTPRINT_END, &footprint);
   hl_sampler_housekeeping();  // names the last Swift types, writes the final module map
   hl_flush_all(1);
@@ -73,13 +82,22 @@ void hl_lazy_init(void) {
   static _Atomic int once;
   if (atomic_exchange(&once, 1)) return;  // another call is initializing: it goes untraced
   hl_tls.guard++;
-  const char *path = getenv("HEAPLINE_OUTPUT");
-  const char *recorder = getenv("HEAPLINE_RECORDER_PID");
-  // Only the program that `heapline record` started is traced, not the programs it runs.
-  int mine = path && *path && (!recorder || atoi(recorder) == (int)getppid());
-  const char *depth = getenv("HEAPLINE_DEPTH");
-  if (!mine || hl_begin(path, depth ? (unsigned)atoi(depth) : 0, 0) != 0)
-    atomic_store(&hl_state, HL_OFF);
+  hl_options_load();
+  const char *path = hl_option("HEAPLINE_OUTPUT");
+  // Only the program that `heapline record` started is traced, not the programs it runs (the
+  // environment is scrubbed, but a program may have copied it before the shim loaded).
+  int mine = path && *path &&
+             hl_option_long("HEAPLINE_RECORDER_PID", getppid(), 1, 1L << 30) == getppid();
+  if (mine) hl_shared_attach(hl_option("HEAPLINE_SHARED"));
+  unsigned depth = (unsigned)hl_option_long("HEAPLINE_DEPTH", 0, 1, HL_MAX_DEPTH);
+  if (mine && strlen(path) < sizeof hl_trace_path) {
+    memcpy(hl_trace_path, path, strlen(path) + 1);
+    hl_recording_pid = getpid();
+    hl_env_depth = depth;
+  }
+  int err = mine ? hl_begin(path, depth, 0) : 0;
+  if (err) hl_log("cannot record: ", strerror(err));
+  if (!mine || err) atomic_store(&hl_state, HL_OFF);
   hl_tls.guard--;
 }
 
@@ -178,4 +196,36 @@ uint64_t heapline_scope_live_bytes(const char *name, uint64_t *blocks) {
   uint64_t bytes = hl_live_bytes_in(id, blocks);
   hl_tls.guard--;
   return bytes;
+}
+
+// Before the traced process execs (exec.c): finishes the trace and moves it aside as PATH.N,
+// the first N free. Returns 1 when it did.
+int hl_end_for_exec(void) {
+  if (atomic_load(&hl_state) != HL_ON || !hl_trace_path[0]) return 0;
+  hl_spin_lock(&hl_control_lock);
+  int on = atomic_load(&hl_state) == HL_ON;
+  if (on) hl_end(HL_END_EXEC);
+  hl_spin_unlock(&hl_control_lock);
+  if (!on) return 0;
+  char aside[sizeof hl_trace_path + 16];
+  for (uint32_t n = hl_shared->exec_last + 1; n < 1000000; n++) {
+    snprintf(aside, sizeof aside, "%s.%u", hl_trace_path, n);
+    if (renameat2(AT_FDCWD, hl_trace_path, AT_FDCWD, aside, RENAME_NOREPLACE) == 0) {
+      if (!hl_shared->execs++) hl_shared->exec_first = n;
+      hl_shared->exec_last = n;
+      break;
+    }
+    if (errno != EEXIST) break;
+  }
+  return 1;
+}
+
+// The exec failed: the program goes on, and so does its recording, in a new trace at the path.
+void hl_restart_after_exec(void) {
+  hl_tls.guard++;
+  hl_spin_lock(&hl_control_lock);
+  int err = atomic_load(&hl_state) == HL_OFF ? hl_begin(hl_trace_path, hl_env_depth, 0) : EBUSY;
+  hl_spin_unlock(&hl_control_lock);
+  if (!err) hl_sampler_start();
+  hl_tls.guard--;
 }

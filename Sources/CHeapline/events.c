@@ -1,5 +1,15 @@
 // What a hook does once it has decided to record: the slow path behind hooks.c.
+//
+// An event holds its thread's buffer, and for a moment a live-table shard or the stack table.
+// A signal handler that allocates or frees while its thread is inside an event must touch none
+// of them, so its call is deferred: kept in the thread's queue with its time and stack, and
+// written by the event it interrupted, just before that event ends. A deferred free also waits
+// for the real free until then, so that no other thread can be given the address meanwhile.
+#include <libunwind.h>
+
 #include "internal.h"
+
+extern void __libc_free(void *);
 
 // Writes the thread's previous allocation. It waited until now so that a Swift object's header,
 // which swift_allocObject fills in after malloc returns, can be read to name its class.
@@ -20,17 +30,15 @@ HL_HOOK static void hl_finish_pending(struct hl_buffer *b) {
 // Called by the sampler and at flush time for buffers whose owner is not running.
 void hl_finish_pending_for_flush(struct hl_buffer *b) { hl_finish_pending(b); }
 
-HL_HOOK static void hl_record_alloc(struct hl_buffer *b, void *ptr, size_t size) {
-  uint64_t addr = (uint64_t)(uintptr_t)ptr;
-  uint32_t stack = hl_capture_stack(b);
-  uint64_t now = hl_now();
+HL_HOOK static void hl_record_alloc(struct hl_buffer *b, uint64_t addr, uint64_t size,
+                                    uint64_t now, uint32_t stack) {
   struct hl_block blk = {.addr = addr, .size = size, .counter = b->next_alloc,
                          .serial = b->serial, .stack = stack, .category = hl_tls.scope};
   struct hl_block evicted;
   int had_evicted = 0;
   hl_live_insert(&blk, &evicted, &had_evicted);
-  // The address is live in the table already: its free went unseen (freed from a signal
-  // handler while this thread was inside the shim). Close the old block so it is not leaked.
+  // The address is live in the table already: its free went unseen. Close the old block so it
+  // is not leaked.
   if (had_evicted) hl_emit_free(b, now, evicted.serial, evicted.counter);
   b->pending = (struct hl_pending){.addr = addr, .size = size, .time = now,
                                    .counter = blk.counter, .stack = stack,
@@ -38,39 +46,105 @@ HL_HOOK static void hl_record_alloc(struct hl_buffer *b, void *ptr, size_t size)
   b->next_alloc++;
 }
 
-HL_HOOK void hl_on_alloc(void *ptr, size_t size) {
-  hl_tls.guard++;
-  struct hl_buffer *b = hl_acquire();
-  if (b) {
-    hl_finish_pending(b);
-    hl_record_alloc(b, ptr, size);
-    hl_release(b);
+HL_HOOK static void hl_record_free(struct hl_buffer *b, uint64_t addr, uint64_t now) {
+  struct hl_block blk;
+  if (hl_live_remove(addr, &blk)) hl_emit_free(b, now, blk.serial, blk.counter);
+}
+
+// Writes the calls that signal handlers made during this event. A handler may add more while
+// this runs: they go to the tail, which is read again each time round.
+HL_HOOK static void hl_drain(struct hl_buffer *b) {
+  uint32_t head = atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed);
+  while (head != atomic_load_explicit(&hl_tls.deferred_tail, memory_order_acquire)) {
+    struct hl_deferred *d = &hl_tls.deferred[head % HL_DEFERRED];
+    if (d->kind == 1) {
+      hl_finish_pending(b);
+      hl_record_alloc(b, d->addr, d->size, d->time, hl_intern_pcs(b, d->pcs, d->depth));
+    } else {
+      hl_finish_pending(b);
+      hl_record_free(b, d->addr, d->time);
+    }
+    head++;
+    atomic_store_explicit(&hl_tls.deferred_head, head, memory_order_release);
+    if (d->kind == 2) __libc_free((void *)(uintptr_t)d->addr);
   }
-  hl_tls.guard--;
+}
+
+// Enters an event: the guard keeps the shim's own calls out, and `in_event` tells a signal
+// handler's call apart from them.
+#define HL_EVENT(body)                                   \
+  do {                                                   \
+    hl_tls.guard++;                                      \
+    hl_tls.in_event = 1;                                 \
+    struct hl_buffer *b = hl_acquire();                  \
+    if (b) {                                             \
+      hl_drain(b);                                       \
+      body;                                              \
+      hl_drain(b);                                       \
+      hl_release(b);                                     \
+    }                                                    \
+    hl_tls.in_event = 0;                                 \
+    hl_tls.guard--;                                      \
+  } while (0)
+
+HL_HOOK void hl_on_alloc(void *ptr, size_t size) {
+  HL_EVENT({
+    hl_finish_pending(b);
+    uint32_t stack = hl_capture_stack(b);
+    hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, hl_now(), stack);
+  });
 }
 
 HL_HOOK void hl_on_free(void *ptr) {
-  hl_tls.guard++;
-  struct hl_buffer *b = hl_acquire();
-  if (b) {
+  HL_EVENT({
     hl_finish_pending(b);
-    struct hl_block blk;
-    uint64_t now = hl_now();
-    if (hl_live_remove((uint64_t)(uintptr_t)ptr, &blk))
-      hl_emit_free(b, now, blk.serial, blk.counter);
-    hl_release(b);
-  }
-  hl_tls.guard--;
+    hl_record_free(b, (uint64_t)(uintptr_t)ptr, hl_now());
+  });
 }
 
 HL_HOOK void hl_on_realloc(const struct hl_block *old, int had_old, void *ptr, size_t size) {
-  hl_tls.guard++;
-  struct hl_buffer *b = hl_acquire();
-  if (b) {
+  HL_EVENT({
     hl_finish_pending(b);
-    if (had_old) hl_emit_free(b, hl_now(), old->serial, old->counter);
-    hl_record_alloc(b, ptr, size);
-    hl_release(b);
-  }
-  hl_tls.guard--;
+    uint64_t now = hl_now();
+    if (had_old) hl_emit_free(b, now, old->serial, old->counter);
+    uint32_t stack = hl_capture_stack(b);
+    hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, now, stack);
+  });
 }
+
+// From a signal handler inside an event (hooks.c). Returns 0 when the queue is full: the call
+// then goes unrecorded, and is counted.
+HL_HOOK static int hl_defer(int kind, uint64_t addr, uint64_t size) {
+  uint32_t tail = atomic_load_explicit(&hl_tls.deferred_tail, memory_order_relaxed);
+  if (tail - atomic_load_explicit(&hl_tls.deferred_head, memory_order_acquire) >= HL_DEFERRED) {
+    hl_lost(HL_LOST_SIGNAL);
+    return 0;
+  }
+  // A nested handler (another signal) runs to its end before this one goes on, so the slot
+  // is claimed first and published last.
+  atomic_store_explicit(&hl_tls.deferred_tail, tail + 1, memory_order_relaxed);
+  struct hl_deferred *d = &hl_tls.deferred[tail % HL_DEFERRED];
+  d->kind = 0;
+  d->addr = addr;
+  d->size = size;
+  d->time = hl_now();
+  // The interrupted event may be inside libunwind, which must not be entered again: then the
+  // stack is the handler's caller alone.
+  if (hl_tls.unwinding) {
+    d->pcs[0] = __builtin_return_address(0);
+    d->depth = 1;
+  } else {
+    hl_tls.unwinding = 1;
+    int n = unw_backtrace(d->pcs, HL_DEFERRED_DEPTH);
+    hl_tls.unwinding = 0;
+    d->depth = (uint32_t)(n > 0 ? n : 0);
+  }
+  __atomic_store_n(&d->kind, (uint32_t)kind, __ATOMIC_RELEASE);
+  return 1;
+}
+
+HL_HOOK void hl_defer_alloc(void *ptr, size_t size) {
+  hl_defer(1, (uint64_t)(uintptr_t)ptr, size);
+}
+
+HL_HOOK int hl_defer_free(void *ptr) { return hl_defer(2, (uint64_t)(uintptr_t)ptr, 0); }

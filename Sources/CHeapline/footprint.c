@@ -67,5 +67,5 @@ void hl_footprint_write(struct hl_buffer *b, int reason, const struct hl_footpri
   hl_put_varint(b, f->blocks);
   hl_put_varint(b, f->backing);
   hl_put_varint(b, f->allocator_free);
-  b->records++;
+  hl_commit_record(b);
 }

@@ -3,6 +3,7 @@
 // Frees are recorded before the real free (the address may be reused the moment it returns) and
 // allocations after the real call returns (there is no block before then).
 #include <errno.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -20,6 +21,8 @@ void hl_lazy_init(void);
 void hl_on_alloc(void *p, size_t size);
 void hl_on_free(void *p);
 void hl_on_realloc(const struct hl_block *old, int had_old, void *p, size_t size);
+void hl_defer_alloc(void *p, size_t size);
+int hl_defer_free(void *p);
 
 // The one check on every call: is this process recording, and is this thread outside the shim?
 static inline int hl_should_record(void) {
@@ -31,25 +34,46 @@ static inline int hl_should_record(void) {
   return HL_UNLIKELY(s == HL_ON) && !hl_tls.guard && !hl_tls.internal;
 }
 
-HL_HOOK void *malloc(size_t size) {
-  void *p = __libc_malloc(size);
-  if (hl_should_record() && p) hl_on_alloc(p, size);
+// A call that comes while this thread is inside a shim event was made by a signal handler that
+// interrupted the event: it is deferred to the event's end (events.c), never dropped.
+HL_HOOK static inline void *hl_allocated(void *p, size_t size) {
+  if (HL_LIKELY(p != NULL)) {
+    if (hl_should_record()) hl_on_alloc(p, size);
+    else if (HL_UNLIKELY(hl_tls.in_event)) hl_defer_alloc(p, size);
+  }
   return p;
 }
+
+HL_HOOK void *malloc(size_t size) { return hl_allocated(__libc_malloc(size), size); }
 
 HL_HOOK void free(void *p) {
   if (!p) return;
   if (hl_should_record()) hl_on_free(p);
+  else if (HL_UNLIKELY(hl_tls.in_event) && hl_defer_free(p)) return;  // freed by the event
   __libc_free(p);
 }
 
 HL_HOOK void *calloc(size_t n, size_t size) {
-  void *p = __libc_calloc(n, size);
-  if (hl_should_record() && p) hl_on_alloc(p, n * size);  // no overflow: calloc checked it
+  return hl_allocated(__libc_calloc(n, size), n * size);  // no overflow: calloc checked it
+}
+
+// realloc from a signal handler inside an event: a new block, a copy, and a deferred free, so
+// that the old address stays taken until the event has recorded its end.
+HL_HOOK static void *hl_realloc_deferred(void *old, size_t size) {
+  if (size == 0) {
+    free(old);
+    return NULL;
+  }
+  void *p = malloc(size);
+  if (!p) return NULL;
+  size_t have = malloc_usable_size(old);
+  memcpy(p, old, have < size ? have : size);
+  free(old);
   return p;
 }
 
 HL_HOOK void *realloc(void *old, size_t size) {
+  if (HL_UNLIKELY(hl_tls.in_event) && old) return hl_realloc_deferred(old, size);
   if (!hl_should_record()) return __libc_realloc(old, size);
   if (!old) return malloc(size);
   if (size == 0) {  // glibc frees the block and returns NULL
@@ -86,16 +110,18 @@ HL_HOOK void *reallocarray(void *old, size_t n, size_t size) {
 }
 
 HL_HOOK void *memalign(size_t alignment, size_t size) {
-  void *p = __libc_memalign(alignment, size);
-  if (hl_should_record() && p) hl_on_alloc(p, size);
-  return p;
+  return hl_allocated(__libc_memalign(alignment, size), size);
 }
 
+// Exactly what the glibc this is built for does: up to 2.37 aligned_alloc is memalign, which
+// rounds any alignment up to a power of two; from 2.38 it refuses one that is not.
 HL_HOOK void *aligned_alloc(size_t alignment, size_t size) {
-  if (alignment == 0 || (alignment & (alignment - 1))) {  // as glibc 2.36 does
+#if __GLIBC__ == 2 && __GLIBC_MINOR__ >= 38
+  if (alignment == 0 || (alignment & (alignment - 1))) {
     errno = EINVAL;
     return NULL;
   }
+#endif
   return memalign(alignment, size);
 }
 
@@ -107,19 +133,10 @@ HL_HOOK int posix_memalign(void **out, size_t alignment, size_t size) {
     errno = saved;  // posix_memalign reports through its result, not errno
     return ENOMEM;
   }
-  *out = p;
-  if (hl_should_record()) hl_on_alloc(p, size);
+  *out = hl_allocated(p, size);
   return 0;
 }
 
-HL_HOOK void *valloc(size_t size) {
-  void *p = __libc_valloc(size);
-  if (hl_should_record() && p) hl_on_alloc(p, size);
-  return p;
-}
+HL_HOOK void *valloc(size_t size) { return hl_allocated(__libc_valloc(size), size); }
 
-HL_HOOK void *pvalloc(size_t size) {
-  void *p = __libc_pvalloc(size);
-  if (hl_should_record() && p) hl_on_alloc(p, size);
-  return p;
-}
+HL_HOOK void *pvalloc(size_t size) { return hl_allocated(__libc_pvalloc(size), size); }

@@ -22,12 +22,13 @@ extern unsigned hl_depth;
 
 // Trace record tags and chunk kinds (TraceFormat.md).
 enum { HL_TAG_ALLOC = 1, HL_TAG_FREE = 2, HL_TAG_STACK = 3, HL_TAG_CATEGORY = 4,
-       HL_TAG_MODULE = 5, HL_TAG_RSS = 6, HL_TAG_MARK = 7 };
+       HL_TAG_MODULE = 5, HL_TAG_RSS = 6, HL_TAG_MARK = 7, HL_TAG_LOST = 8 };
 enum { HL_TAG_BACKING_ALLOC = 0x20, HL_TAG_BACKING_FREE = 0x21, HL_TAG_WARNING = 0x22,
        HL_TAG_WARNING_RESPONSE = 0x23, HL_TAG_FOOTPRINT = 0x24, HL_TAG_MEMORY_LIMIT = 0x25 };
 enum { HL_MARK_GENERATION = 1, HL_MARK_WARNING = 2 };
 enum { HL_CHUNK_EVENTS = 1, HL_CHUNK_TRAILER = 2 };
-enum { HL_END_EXIT = 0, HL_END_API = 1, HL_END_WRITE_FAILED = 2, HL_END_MEMORY_LIMIT = 3 };
+enum { HL_END_EXIT = 0, HL_END_API = 1, HL_END_WRITE_FAILED = 2, HL_END_MEMORY_LIMIT = 3,
+       HL_END_EXEC = 5 };
 enum { HL_CAT_SWIFT_CLASS = 1, HL_CAT_CLOSURE = 2, HL_CAT_BOX = 3, HL_CAT_SCOPE = 4,
        HL_CAT_SWIFT_OTHER = 5, HL_CAT_BACKING = 6 };
 #define HL_REGISTERED_CATEGORY 0x400u  // above every size class, and a 2-byte varint
@@ -40,19 +41,31 @@ enum { HL_BUF_FREE = 0, HL_BUF_IDLE = 1, HL_BUF_BUSY = 2, HL_BUF_FLUSHING = 3 };
 struct hl_pending {  // the last allocation, written once its Swift header can be read
   uint64_t addr, size, time, counter;
   uint32_t stack, category;
-  int valid;
+  uint32_t valid, pad;
 };
 
+// A thread's buffer. Its first 128 bytes and `data` have a fixed layout: `heapline record` reads
+// them from shared memory after the process has died, to write what the shim could not
+// (TraceFormat.md, "Shared buffers"). Records are encoded at `pos`; `len` moves up to `pos` only
+// once a record is whole, so a process killed mid-record leaves no torn record behind.
 struct hl_buffer {
-  _Atomic uint32_t state;
-  uint32_t serial, tid;
-  uint32_t records, len, allocs, frees;
+  _Atomic uint32_t state;  // 0
+  uint32_t serial, tid;    // 4, 8
+  uint32_t len;            // 12: bytes of whole records in data
+  uint64_t first_alloc;    // 16: alloc counter of the chunk's first ALLOC
+  uint64_t base_time;      // 24: time of the chunk's first timed record, when has_time
+  uint32_t has_time;       // 32
+  uint32_t many;           // 36: 1 when threads share it (more threads than buffers)
+  _Atomic uint64_t inflight;  // 40: 1 + the file offset its chunk is being written at; 0 none
+  struct hl_pending pending;  // 48..96
+  uint64_t last_time;         // 96: time of the last timed record, whole or not
+  uint8_t reserved[24];
+  uint8_t data[HL_BUFFER_BYTES];  // 128
+  // Private to the process from here on.
+  uint32_t pos, records, allocs, frees;
   uint64_t emit_next;  // counter of the next ALLOC this buffer will write
-  int has_time;
-  uint64_t base_time, last_time;
   uint64_t next_alloc;  // counter of the next allocation this thread makes
   uint64_t last_addr;
-  struct hl_pending pending;
   uint32_t cache_depth;  // the previous stack, to resume the trie walk where it differs
   void *cache_pcs[HL_MAX_DEPTH];
   uint32_t cache_ids[HL_MAX_DEPTH];
@@ -60,13 +73,29 @@ struct hl_buffer {
     uintptr_t pc;
     uint32_t parent, id;
   } nodes[HL_NODE_CACHE];
-  uint8_t data[HL_BUFFER_BYTES];
+};
+_Static_assert(__builtin_offsetof(struct hl_buffer, inflight) == 40, "shared layout");
+_Static_assert(__builtin_offsetof(struct hl_buffer, pending) == 48, "shared layout");
+_Static_assert(__builtin_offsetof(struct hl_buffer, last_time) == 96, "shared layout");
+_Static_assert(__builtin_offsetof(struct hl_buffer, data) == 128, "shared layout");
+
+// A call a signal handler made while its thread was inside a shim event: kept here until the
+// event ends (events.c), because the handler may not touch the tables the event holds.
+enum { HL_DEFERRED = 16, HL_DEFERRED_DEPTH = 24 };
+struct hl_deferred {
+  uint64_t addr, size, time;
+  uint32_t kind, depth;  // kind 1 alloc, 2 free
+  void *pcs[HL_DEFERRED_DEPTH];
 };
 
 // Per-thread state, in initial-exec TLS so that reaching it never calls malloc.
 struct hl_thread {
   int guard;  // non-zero while this thread is inside the shim: its allocations pass through
   int internal;  // the shim's own thread: never recorded
+  int in_event;  // inside a hook's event: a nested call comes from a signal handler
+  int unwinding;  // inside the unwinder, which a signal handler must not enter again
+  _Atomic uint32_t deferred_head, deferred_tail;
+  struct hl_deferred deferred[HL_DEFERRED];
   struct hl_buffer *buf;
   uint32_t scope;  // category of the innermost named scope, 0 when none
   uint32_t epoch;  // the recording `buf` belongs to
@@ -101,18 +130,60 @@ void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes);
 void hl_emit_mark(struct hl_buffer *b, uint64_t time, int kind, const char *name, size_t len);
 void hl_buffer_flush(struct hl_buffer *b);  // writes the buffer as one chunk and empties it
 void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid);
+void hl_emit_lost(struct hl_buffer *b, uint64_t time, int reason, uint64_t count);
+// Marks the record encoded since the last commit as whole (see struct hl_buffer).
+static inline void hl_commit_record(struct hl_buffer *b) {
+  b->records++;
+  __atomic_store_n(&b->len, b->pos, __ATOMIC_RELEASE);
+}
 
 // writer.c
 int hl_writer_open(const char *path, int in_process);
-void hl_writer_chunk(int kind, uint32_t serial, uint32_t tid, uint64_t base_time,
-                     uint64_t first_alloc, uint32_t records, const uint8_t *raw, uint32_t len);
+// Writes `b`'s whole records as one chunk (b may be NULL for the trailer: then `raw`, `len`).
+void hl_writer_chunk(int kind, struct hl_buffer *b, uint64_t base_time, const uint8_t *raw,
+                     uint32_t len);
 void hl_writer_close(int reason);
 int hl_writer_failed(void);
 void hl_writer_abandon(void);  // in a fork child: close without writing
-extern _Atomic uint64_t hl_total_allocs, hl_total_frees;
+
+// shared.c: where buffers live, and what `heapline record` reads after the process has died.
+struct hl_commit {  // the trace file up to its last whole chunk
+  uint64_t offset, chunks, allocs, frees;
+};
+enum { HL_LOST_MEMORY = 1, HL_LOST_SIGNAL = 2, HL_LOST_INSIDE = 3, HL_LOST_REASONS = 4 };
+enum { HL_SHARED_NONE = 0, HL_SHARED_RECORDING = 1, HL_SHARED_FINISHED = 2, HL_SHARED_FAILED = 3 };
+enum { HL_FLAG_REOPENED = 2 };
+struct hl_shared_header {
+  char magic[8];  // "HLSHARED"
+  uint32_t version, header_bytes, slot_bytes, data_offset;
+  _Atomic uint32_t slots;  // slots handed out so far, at header_bytes + i * slot_bytes
+  _Atomic uint32_t state;
+  _Atomic uint64_t seq;  // commits[seq & 1] is the last whole commit
+  struct hl_commit commits[2];
+  _Atomic uint64_t lost[HL_LOST_REASONS];  // by reason; [0] unused
+  _Atomic uint32_t flags;
+  uint32_t execs, exec_first, exec_last;  // traces moved aside by exec: PATH.first … PATH.last
+};
+extern struct hl_shared_header *hl_shared;  // never NULL once a recording has begun
+void hl_shared_attach(const char *path);   // the recorder's memory, or private memory
+void hl_shared_begin(void);                 // a new recording
+struct hl_buffer *hl_shared_new_buffer(void);  // a fresh buffer; NULL when out of memory
+void hl_shared_detach_in_child(void);       // a fork child must never write the parent's memory
+void hl_lost(int reason);
+void hl_lost_poll(struct hl_buffer *b, uint64_t now);  // LOST records for new losses
+
+// options.c: every HEAPLINE_* setting, read once at load; then the environment is scrubbed.
+void hl_options_load(void);
+const char *hl_option(const char *name);  // NULL when unset
+size_t hl_options_export(char **out, size_t max);  // "NAME=value" for exec (exec.c)
+long hl_option_long(const char *name, long fallback, long min, long max);
+
+// fds.c: the shim's descriptors sit at the top of the program's range, close-on-exec.
+int hl_fd_park(int fd);
 
 // stacks.c
 uint32_t hl_capture_stack(struct hl_buffer *b);  // unwinds the caller, returns its stack id
+uint32_t hl_intern_pcs(struct hl_buffer *b, void *const *pcs, uint32_t n);
 void hl_stacks_init(void);
 void hl_stacks_reset(void);
 // For the leak scan: the stack lock, and the pc and parent of some stack ids while it is held.

@@ -239,9 +239,9 @@ __attribute__((constructor)) static void hl_leaks_constructor(void) {
   hl_preload_epoch = atomic_load(&hl_epoch);
   hl_heapwalk_init();
   hl_roots_init();
-  const char *exit_scan = getenv("HEAPLINE_LEAKS_AT_EXIT");
+  const char *exit_scan = hl_option("HEAPLINE_LEAKS_AT_EXIT");
   hl_scan_at_exit = exit_scan && atoi(exit_scan) > 0;
-  const char *sig = getenv("HEAPLINE_LEAKS_SIGNAL");
+  const char *sig = hl_option("HEAPLINE_LEAKS_SIGNAL");
   hl_install_handler(sig ? atoi(sig) : 0, on_leak_signal);
   hl_every_ns = hl_env_ms_as_ns("HEAPLINE_LEAKS_EVERY_MS");
   hl_next_ns = hl_every_ns;

@@ -28,7 +28,7 @@ void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info
   hl_put_varint(b, info->total_ns);
   hl_put_varint(b, count);
   hl_put_varint(b, edge_count);
-  b->records++;
+  hl_commit_record(b);
   for (uint32_t i = 0; i < count; i++) {
     const struct hl_leak_block *k = &blocks[i];
     hl_ensure(b, 2 + 7 * 10);
@@ -41,7 +41,7 @@ void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info
     hl_put_varint(b, k->size);
     hl_put_varint(b, k->stack);
     hl_put_varint(b, k->category ? k->category : hl_size_class(k->size));
-    b->records++;
+    hl_commit_record(b);
   }
   for (size_t i = 0; i < edge_count; i++) {
     hl_ensure(b, 2 + 3 * 10);
@@ -50,6 +50,6 @@ void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info
     hl_put_varint(b, edges[i].from);
     hl_put_varint(b, edges[i].to);
     hl_put_u8(b, (uint8_t)edges[i].flags);
-    b->records++;
+    hl_commit_record(b);
   }
 }

@@ -26,7 +26,7 @@ static void on_mark_signal(int sig) {
 }
 
 void hl_marks_install(void) {
-  const char *sig = getenv("HEAPLINE_MARK_SIGNAL");
+  const char *sig = hl_option("HEAPLINE_MARK_SIGNAL");
   hl_mark_signal = sig ? atoi(sig) : SIGUSR2;
   hl_install_handler(hl_mark_signal, on_mark_signal);
   hl_every_ns = hl_env_ms_as_ns("HEAPLINE_MARK_EVERY_MS");

@@ -78,6 +78,6 @@ int hl_install_handler(int sig, void (*handler)(int)) {
 
 // An environment variable given in milliseconds, in nanoseconds; 0 when unset.
 uint64_t hl_env_ms_as_ns(const char *name) {
-  const char *value = getenv(name);
+  const char *value = hl_option(name);
   return value ? (uint64_t)atoll(value) * 1000000u : 0;
 }

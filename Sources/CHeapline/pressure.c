@@ -131,7 +131,7 @@ uint32_t hl_pressure_raise(struct hl_buffer *given, int level, int source, uint6
     hl_put_u8(b, (uint8_t)source);
     hl_put_varint(b, footprint);
     hl_put_varint(b, limit);
-    b->records++;
+    hl_commit_record(b);
   }
   end_write(b, owned);
   if (deliver) enqueue(serial, source, level, time);
@@ -150,7 +150,7 @@ static void emit_response(uint32_t serial, uint64_t freed, const char *name) {
     hl_put_varint(b, freed);
     hl_put_varint(b, len);
     hl_put_bytes(b, name, (uint32_t)len);
-    b->records++;
+    hl_commit_record(b);
   }
   end_write(b, owned);
 }
@@ -246,6 +246,7 @@ static int start_thread(void) {
   if (atomic_exchange(&hl_thread_started, 1)) return 0;
   hl_tls.guard++;
   hl_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (hl_wake_fd >= 0) hl_wake_fd = hl_fd_park(hl_wake_fd);
   int err = hl_wake_fd < 0 ? errno : 0;
   if (!err) {
     sigset_t all, old;
@@ -284,7 +285,7 @@ int heapline_pressure_monitor_psi(const char *trigger) {
     close(fd);
     return err;
   }
-  int old = atomic_exchange(&hl_psi_fd, fd);
+  int old = atomic_exchange(&hl_psi_fd, hl_fd_park(fd));
   if (old >= 0) close(old);
   uint64_t one = 1;
   ssize_t ignored = write(hl_wake_fd, &one, sizeof one);  // poll the new descriptor from now on
@@ -303,7 +304,7 @@ void heapline_pressure_stop_psi(void) {
 }
 
 void hl_pressure_install(void) {
-  const char *sig = getenv("HEAPLINE_WARN_SIGNAL");
+  const char *sig = hl_option("HEAPLINE_WARN_SIGNAL");
   hl_warn_signal = sig ? atoi(sig) : SIGUSR1;
   if (start_thread() != 0) return;
   if (hl_warn_signal > 0 && hl_warn_signal < NSIG) {
@@ -314,7 +315,7 @@ void hl_pressure_install(void) {
     sigemptyset(&action.sa_mask);
     sigaction(hl_warn_signal, &action, NULL);
   }
-  const char *psi = getenv("HEAPLINE_PSI");
+  const char *psi = hl_option("HEAPLINE_PSI");
   if (psi) {
     int err = heapline_pressure_monitor_psi(psi);
     if (err) hl_log("memory pressure (PSI) is not watched: ", strerror(err));

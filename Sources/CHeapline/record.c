@@ -1,5 +1,6 @@
 // Encoding records into a thread's buffer (TraceFormat.md), and turning a full buffer into a
-// chunk. The caller owns the buffer (BUSY or FLUSHING).
+// chunk. The caller owns the buffer (BUSY or FLUSHING). Each emit encodes at `pos` and commits
+// the record at its end (hl_commit_record), so `len` only ever covers whole records.
 #include <string.h>
 
 #include "internal.h"
@@ -7,12 +8,13 @@
 void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
   b->serial = serial;
   b->tid = tid;
-  b->records = b->len = b->allocs = b->frees = 0;
-  b->emit_next = 0;
+  b->len = b->pos = b->records = b->allocs = b->frees = 0;
+  b->first_alloc = b->emit_next = 0;
   b->has_time = 0;
   b->base_time = b->last_time = 0;
   b->next_alloc = 0;
   b->last_addr = 0;
+  atomic_store(&b->inflight, 0);
   b->pending.valid = 0;
   b->cache_depth = 0;
   memset(b->nodes, 0, sizeof b->nodes);  // ids belong to the trace they were made for
@@ -20,43 +22,43 @@ void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
 
 void hl_buffer_flush(struct hl_buffer *b) {
   if (b->len == 0) return;
-  // Totals are added once a chunk: a shared counter per event would bounce between cores.
-  atomic_fetch_add_explicit(&hl_total_allocs, b->allocs, memory_order_relaxed);
-  atomic_fetch_add_explicit(&hl_total_frees, b->frees, memory_order_relaxed);
-  hl_writer_chunk(HL_CHUNK_EVENTS, b->serial, b->tid, b->has_time ? b->base_time : b->last_time,
-                  b->emit_next - b->allocs, b->records, b->data, b->len);
-  b->len = b->records = 0;
+  hl_writer_chunk(HL_CHUNK_EVENTS, b, b->has_time ? b->base_time : b->last_time, b->data, b->len);
+  // The chunk is in the file (or the recording has failed): start the next one.
+  b->records = b->allocs = b->frees = 0;
   b->has_time = 0;
   b->last_addr = 0;
-  b->allocs = b->frees = 0;
+  b->first_alloc = b->emit_next;
+  __atomic_store_n(&b->len, 0, __ATOMIC_RELEASE);
+  b->pos = 0;
+  atomic_store(&b->inflight, 0);
 }
 
 HL_HOOK void hl_ensure(struct hl_buffer *b, uint32_t bytes) {
-  if (HL_UNLIKELY(b->len + bytes > HL_BUFFER_BYTES)) hl_buffer_flush(b);
+  if (HL_UNLIKELY(b->pos + bytes > HL_BUFFER_BYTES)) hl_buffer_flush(b);
 }
 
-HL_HOOK void hl_put_u8(struct hl_buffer *b, uint8_t v) { b->data[b->len++] = v; }
+HL_HOOK void hl_put_u8(struct hl_buffer *b, uint8_t v) { b->data[b->pos++] = v; }
 
 HL_HOOK void hl_put_varint(struct hl_buffer *b, uint64_t v) {
-  uint8_t *out = b->data + b->len;
+  uint8_t *out = b->data + b->pos;
   while (v >= 0x80) {
     *out++ = (uint8_t)(v | 0x80);
     v >>= 7;
   }
   *out++ = (uint8_t)v;
-  b->len = (uint32_t)(out - b->data);
+  b->pos = (uint32_t)(out - b->data);
 }
 
 void hl_put_bytes(struct hl_buffer *b, const void *p, uint32_t n) {
-  memcpy(b->data + b->len, p, n);
-  b->len += n;
+  memcpy(b->data + b->pos, p, n);
+  b->pos += n;
 }
 
 // The delta from the previous timed record; the first timed record of a chunk sets its base.
 HL_HOOK void hl_put_time(struct hl_buffer *b, uint64_t t) {
   if (!b->has_time) {
-    b->has_time = 1;
     b->base_time = b->last_time = t;
+    b->has_time = 1;
   }
   if (t < b->last_time) t = b->last_time;  // never backwards within a thread
   hl_put_varint(b, t - b->last_time);
@@ -66,8 +68,6 @@ HL_HOOK void hl_put_time(struct hl_buffer *b, uint64_t t) {
 HL_HOOK void hl_emit_alloc_pending(struct hl_buffer *b) {
   const struct hl_pending *p = &b->pending;
   hl_ensure(b, 1 + 5 * 10);
-  b->allocs++;
-  b->emit_next = p->counter + 1;  // ALLOCs leave a buffer in counter order, without gaps
   hl_put_u8(b, HL_TAG_ALLOC);
   hl_put_time(b, p->time);
   hl_put_varint(b, p->size);
@@ -76,7 +76,9 @@ HL_HOOK void hl_emit_alloc_pending(struct hl_buffer *b) {
   int64_t delta = (int64_t)(p->addr - b->last_addr);
   hl_put_varint(b, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
   b->last_addr = p->addr;
-  b->records++;
+  b->allocs++;
+  b->emit_next = p->counter + 1;  // ALLOCs leave a buffer in counter order, without gaps
+  hl_commit_record(b);
 }
 
 HL_HOOK void hl_emit_free(struct hl_buffer *b, uint64_t time, uint32_t serial, uint64_t counter) {
@@ -92,8 +94,8 @@ HL_HOOK void hl_emit_free(struct hl_buffer *b, uint64_t time, uint32_t serial, u
     hl_put_varint(b, serial);
     hl_put_varint(b, counter);
   }
-  b->records++;
   b->frees++;
+  hl_commit_record(b);
 }
 
 HL_HOOK void hl_emit_stack(struct hl_buffer *b, uint32_t id, uint32_t parent, uintptr_t pc) {
@@ -102,7 +104,7 @@ HL_HOOK void hl_emit_stack(struct hl_buffer *b, uint32_t id, uint32_t parent, ui
   hl_put_varint(b, id);
   hl_put_varint(b, parent);
   hl_put_varint(b, pc);
-  b->records++;
+  hl_commit_record(b);
 }
 
 // The tail that CATEGORY and MARK share: u8 kind, then the name with its length.
@@ -110,7 +112,7 @@ static void put_kind_and_name(struct hl_buffer *b, int kind, const char *name, s
   hl_put_u8(b, (uint8_t)kind);
   hl_put_varint(b, len);
   hl_put_bytes(b, name, (uint32_t)len);
-  b->records++;
+  hl_commit_record(b);
 }
 
 void hl_emit_category(struct hl_buffer *b, uint32_t id, int kind, const char *name, size_t len) {
@@ -126,7 +128,7 @@ void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes) {
   hl_put_u8(b, HL_TAG_RSS);
   hl_put_time(b, time);
   hl_put_varint(b, bytes);
-  b->records++;
+  hl_commit_record(b);
 }
 
 void hl_emit_mark(struct hl_buffer *b, uint64_t time, int kind, const char *name, size_t len) {
@@ -135,4 +137,13 @@ void hl_emit_mark(struct hl_buffer *b, uint64_t time, int kind, const char *name
   hl_put_u8(b, HL_TAG_MARK);
   hl_put_time(b, time);
   put_kind_and_name(b, kind, name, len);
+}
+
+void hl_emit_lost(struct hl_buffer *b, uint64_t time, int reason, uint64_t count) {
+  hl_ensure(b, 1 + 10 + 1 + 10);
+  hl_put_u8(b, HL_TAG_LOST);
+  hl_put_time(b, time);
+  hl_put_u8(b, (uint8_t)reason);
+  hl_put_varint(b, count);
+  hl_commit_record(b);
 }

@@ -15,12 +15,13 @@ static _Atomic int hl_running;
 static int hl_started;
 static unsigned hl_tick_ms = 100;
 struct hl_buffer *hl_sampler_buffer;  // the shim's own buffer, thread serial 0
-static int hl_statm = -1;
 
+// Opened for each sample: a descriptor held all run would be one the program cannot have.
 uint64_t hl_read_rss(void) {
-  if (hl_statm < 0) hl_statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
   char text[128];
-  ssize_t n = hl_statm < 0 ? -1 : pread(hl_statm, text, sizeof text - 1, 0);
+  ssize_t n = fd < 0 ? -1 : pread(fd, text, sizeof text - 1, 0);
+  if (fd >= 0) close(fd);
   if (n <= 0) return 0;
   text[n] = 0;
   const char *p = text;
@@ -53,6 +54,7 @@ static void *hl_main(void *arg) {
     // and a buffer's records never go back in time, so after the sample they would take its.
     hl_marks_poll(hl_sampler_buffer, now);
     hl_emit_rss(hl_sampler_buffer, now, rss);
+    hl_lost_poll(hl_sampler_buffer, now);
     hl_budget_tick(hl_sampler_buffer, now, rss);  // --warn-at and --memory-limit
     if (ticks % 50 == 0 || hl_sampler_buffer->len > HL_BUFFER_BYTES / 2) {
       hl_sampler_housekeeping();
@@ -63,7 +65,7 @@ static void *hl_main(void *arg) {
 }
 
 void hl_sampler_start(void) {
-  const char *ms = getenv("HEAPLINE_SAMPLE_MS");
+  const char *ms = hl_option("HEAPLINE_SAMPLE_MS");
   if (ms && atoi(ms) >= 10) hl_tick_ms = (unsigned)atoi(ms) / 10 * 10;
   atomic_store(&hl_running, 1);
   // The program's signals must never be delivered to the shim's thread.

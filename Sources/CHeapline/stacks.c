@@ -72,16 +72,13 @@ HL_HOOK static uint32_t hl_intern(struct hl_buffer *b, uint32_t parent, uintptr_
   return id;
 }
 
-HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b) {
-  void *pcs[HL_MAX_DEPTH + 8];
-  int n = unw_backtrace(pcs, (int)hl_depth + 8);
-  int skip = 0;
-  while (skip < n && (char *)pcs[skip] >= __start_hl_text && (char *)pcs[skip] < __stop_hl_text)
-    skip++;
-  int depth = n - skip;
-  if (depth > (int)hl_depth) depth = (int)hl_depth;
-  void **frames = pcs + skip;
-  // Match the previous stack from the outermost frame in: the part they share has its ids.
+static inline int hl_in_shim(void *pc) {
+  return (char *)pc >= __start_hl_text && (char *)pc < __stop_hl_text;
+}
+
+// The stack id of `frames` (innermost first), matched against the thread's previous stack from
+// the outermost frame in: the part they share has its ids already.
+HL_HOOK static uint32_t hl_intern_frames(struct hl_buffer *b, void **frames, int depth) {
   uint32_t old = b->cache_depth;
   int shared = 0;
   while (shared < depth && shared < (int)old &&
@@ -99,6 +96,28 @@ HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b) {
   memcpy(b->cache_ids, ids, (size_t)depth * sizeof *ids);
   b->cache_depth = (uint32_t)depth;
   return depth ? ids[0] : 0;
+}
+
+HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b) {
+  void *pcs[HL_MAX_DEPTH + 8];
+  hl_tls.unwinding = 1;
+  int n = unw_backtrace(pcs, (int)hl_depth + 8);
+  hl_tls.unwinding = 0;
+  int skip = 0;
+  while (skip < n && hl_in_shim(pcs[skip])) skip++;
+  int depth = n - skip;
+  if (depth > (int)hl_depth) depth = (int)hl_depth;
+  return hl_intern_frames(b, pcs + skip, depth);
+}
+
+// A stack that a signal handler took (events.c): it runs through the signal frame and the
+// interrupted event, whose frames in the shim are dropped wherever they stand.
+HL_HOOK uint32_t hl_intern_pcs(struct hl_buffer *b, void *const *pcs, uint32_t n) {
+  void *frames[HL_DEFERRED_DEPTH];
+  int depth = 0;
+  for (uint32_t i = 0; i < n && depth < (int)hl_depth && i < HL_DEFERRED_DEPTH; i++)
+    if (!hl_in_shim(pcs[i])) frames[depth++] = pcs[i];
+  return hl_intern_frames(b, frames, depth);
 }
 
 void hl_stacks_reset(void) {

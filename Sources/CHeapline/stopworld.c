@@ -38,7 +38,7 @@ static struct sigaction hl_previous;
 int hl_stopworld_signal(void) {
   static int sig;
   if (!sig) {
-    const char *env = getenv("HEAPLINE_STOP_SIGNAL");
+    const char *env = hl_option("HEAPLINE_STOP_SIGNAL");
     int v = env ? atoi(env) : 0;
     sig = v > 0 && v < NSIG ? v : SIGPROF;
   }
@@ -220,7 +220,7 @@ static void tally(struct hl_world *w) {
 // ptrace first (stopptrace.c); signals when it is refused, or when HEAPLINE_STOP_SIGNAL asks.
 int hl_world_stop(struct hl_world *w, int32_t self) {
   static int ptrace_refused = -1;
-  if (ptrace_refused < 0) ptrace_refused = getenv("HEAPLINE_STOP_SIGNAL") != NULL;
+  if (ptrace_refused < 0) ptrace_refused = hl_option("HEAPLINE_STOP_SIGNAL") != NULL;
   if (!hl_slots) hl_slots = hl_map(HL_STOP_CAPACITY * sizeof *hl_slots);
   if (!hl_slots) return ENOMEM;
   for (uint32_t u = 0; u < hl_used_count; u++)  // the last scan's threads

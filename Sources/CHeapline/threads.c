@@ -1,6 +1,12 @@
 // Per-thread buffers: how a thread gets one, how others flush it, and how it is handed back.
+//
+// There is no limit on threads. A thread that exits hands its buffer back (FREE) and the next
+// new thread takes it over. While more than HL_OWN_BUFFERS threads live at once, the others share
+// a few buffers (`many`), taking turns through the same IDLE -> BUSY compare-and-swap that
+// keeps a flusher out of an owner's buffer; their chunks carry thread id 0.
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -8,11 +14,12 @@
 
 __thread struct hl_thread hl_tls __attribute__((tls_model("initial-exec")));
 
-enum { HL_MAX_THREADS = 4096 };
-// Buffers are never unmapped: a flusher may hold a pointer to one while its thread exits. A
-// thread that exits hands its buffer back (FREE) and the next new thread takes it over.
-static struct hl_buffer *_Atomic hl_buffers[HL_MAX_THREADS];
-static _Atomic uint32_t hl_buffer_count;
+enum { HL_OWN_BUFFERS = 1024, HL_SHARED_BUFFERS = 4 };
+// Buffers are never unmapped while recording: a flusher may hold a pointer to one while its
+// thread exits.
+static struct hl_buffer *_Atomic hl_buffers[HL_OWN_BUFFERS + HL_SHARED_BUFFERS];
+static _Atomic uint32_t hl_buffer_count;  // own buffers made so far
+static _Atomic int hl_many_lock;
 static _Atomic uint32_t hl_next_serial = 1;
 _Atomic uint32_t hl_epoch = 1;  // advanced by every start, so threads drop stale buffers
 static pthread_key_t hl_exit_key;
@@ -22,8 +29,11 @@ void hl_finish_pending_for_flush(struct hl_buffer *b);
 
 static void hl_thread_exit(void *arg) {
   struct hl_buffer *b = arg;
-  // After a stop the buffer may belong to another thread already.
-  if (hl_tls.buf != b || hl_tls.epoch != atomic_load(&hl_epoch)) return;
+  // After a stop the buffer may belong to another thread already; a shared one stays.
+  if (hl_tls.buf != b || hl_tls.epoch != atomic_load(&hl_epoch) || b->many) {
+    hl_tls.buf = NULL;
+    return;
+  }
   hl_tls.guard++;
   uint32_t expected = HL_BUF_IDLE;
   while (!atomic_compare_exchange_weak(&b->state, &expected, HL_BUF_BUSY)) {
@@ -48,26 +58,52 @@ void hl_threads_init(void) {
   if (!hl_have_key) hl_have_key = pthread_key_create(&hl_exit_key, hl_thread_exit) == 0;
 }
 
+// One of the shared buffers, made the first time it is needed; NULL when out of memory.
+static struct hl_buffer *shared_buffer(uint32_t tid) {
+  _Atomic(struct hl_buffer *) *slot = &hl_buffers[HL_OWN_BUFFERS + tid % HL_SHARED_BUFFERS];
+  struct hl_buffer *b = atomic_load(slot);
+  if (b && atomic_load(&b->state) != HL_BUF_FREE) return b;
+  hl_spin_lock(&hl_many_lock);
+  b = atomic_load(slot);
+  if (!b) b = hl_shared_new_buffer();
+  if (b && atomic_load(&b->state) == HL_BUF_FREE) {  // new, or left over from a recording
+    hl_buffer_reset(b, atomic_fetch_add(&hl_next_serial, 1), 0);
+    b->many = 1;
+    atomic_store(&b->state, HL_BUF_IDLE);
+    atomic_store(slot, b);
+  }
+  hl_spin_unlock(&hl_many_lock);
+  return b;
+}
+
 static struct hl_buffer *hl_attach(void) {
-  uint32_t serial = atomic_fetch_add(&hl_next_serial, 1);
   uint32_t tid = (uint32_t)syscall(SYS_gettid);
   struct hl_buffer *b = NULL;
   uint32_t count = atomic_load(&hl_buffer_count);
-  for (uint32_t i = 0; i < count && i < HL_MAX_THREADS && !b; i++) {
+  for (uint32_t i = 0; i < count && i < HL_OWN_BUFFERS && !b; i++) {
     struct hl_buffer *old = atomic_load(&hl_buffers[i]);  // one whose thread has exited
     uint32_t expected = HL_BUF_FREE;
     if (old && atomic_compare_exchange_strong(&old->state, &expected, HL_BUF_BUSY)) b = old;
   }
-  if (!b) {
-    uint32_t slot = atomic_fetch_add(&hl_buffer_count, 1);
-    if (slot >= HL_MAX_THREADS) return NULL;  // recording goes on for the other threads
-    if (!(b = hl_map(sizeof *b))) return NULL;
+  while (!b) {
+    uint32_t slot = atomic_load(&hl_buffer_count);
+    if (slot >= HL_OWN_BUFFERS) break;
+    if (!atomic_compare_exchange_weak(&hl_buffer_count, &slot, slot + 1)) continue;
+    if (!(b = hl_shared_new_buffer())) {
+      atomic_fetch_sub(&hl_buffer_count, 1);
+      break;
+    }
     atomic_store(&b->state, HL_BUF_BUSY);
     atomic_store(&hl_buffers[slot], b);
   }
-  hl_buffer_reset(b, serial, tid);
-  hl_tls.buf = b;
   hl_tls.epoch = atomic_load(&hl_epoch);
+  if (!b) {  // more threads than buffers: take turns in a shared one
+    hl_tls.buf = shared_buffer(tid);
+    return hl_tls.buf ? hl_acquire() : NULL;
+  }
+  hl_buffer_reset(b, atomic_fetch_add(&hl_next_serial, 1), tid);
+  b->many = 0;
+  hl_tls.buf = b;
   if (hl_have_key) pthread_setspecific(hl_exit_key, b);  // may calloc: the guard is up
   return b;
 }
@@ -76,14 +112,17 @@ struct hl_buffer *hl_acquire(void) {
   struct hl_buffer *b = hl_tls.buf;
   if (HL_UNLIKELY(!b || hl_tls.epoch != atomic_load_explicit(&hl_epoch, memory_order_relaxed))) {
     hl_tls.buf = NULL;
-    return atomic_load(&hl_state) == HL_ON ? hl_attach() : NULL;
+    if (atomic_load(&hl_state) != HL_ON) return NULL;
+    b = hl_attach();
+    if (!b) hl_lost(HL_LOST_MEMORY);
+    return b;
   }
   uint32_t expected = HL_BUF_IDLE;
   while (HL_UNLIKELY(!atomic_compare_exchange_weak_explicit(
       &b->state, &expected, HL_BUF_BUSY, memory_order_acquire, memory_order_relaxed))) {
     if (expected == HL_BUF_FREE) return NULL;  // dropped by stop: recording is over
     expected = HL_BUF_IDLE;
-    sched_yield();  // a flusher has it for the length of one write
+    sched_yield();  // a flusher, or a thread sharing it, has it for the length of one event
   }
   if (HL_UNLIKELY(atomic_load_explicit(&hl_state, memory_order_relaxed) != HL_ON)) {
     hl_release(b);
@@ -99,9 +138,7 @@ void hl_release(struct hl_buffer *b) {
 // Flushes every buffer whose owner is between events. With `final`, waits for owners that are
 // inside an event, then hands every buffer back, so that nothing is written after the trailer.
 void hl_flush_all(int final) {
-  uint32_t count = atomic_load(&hl_buffer_count);
-  if (count > HL_MAX_THREADS) count = HL_MAX_THREADS;
-  for (uint32_t i = 0; i < count; i++) {
+  for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++) {
     struct hl_buffer *b = atomic_load(&hl_buffers[i]);
     if (!b) continue;
     for (unsigned tries = 0;; tries++) {
@@ -120,14 +157,15 @@ void hl_flush_all(int final) {
   }
 }
 
-// The child of fork() has one thread and a copy of every buffer: the copies hold the parent's
-// events, which the parent will write itself, so the child drops them all.
+// The child of fork() has one thread and the parent's buffers, which in shared memory are the
+// very same pages: the child must not write to them, and drops them all unseen.
 void hl_threads_after_fork_child(void) {
-  uint32_t count = atomic_load(&hl_buffer_count);
-  if (count > HL_MAX_THREADS) count = HL_MAX_THREADS;
-  for (uint32_t i = 0; i < count; i++) {
+  size_t bytes = ((sizeof(struct hl_buffer) + 4095) / 4096) * 4096;
+  for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++) {
     struct hl_buffer *b = atomic_load(&hl_buffers[i]);
-    if (b) atomic_store(&b->state, HL_BUF_FREE);
+    atomic_store(&hl_buffers[i], NULL);
+    if (b) munmap(b, bytes);
   }
+  atomic_store(&hl_buffer_count, 0);
   hl_tls.buf = NULL;
 }

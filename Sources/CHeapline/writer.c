@@ -1,9 +1,18 @@
 // The trace file: its header, its chunks (compressed, checksummed, each one write) and its
 // trailer. A failed write (a full disk) stops the recording and cuts the file back to its last
 // whole chunk, so what was written stays readable.
+//
+// The descriptor is the shim's only one, parked at the top of the program's range. A program may
+// still close it (daemons close every descriptor above 2) and open a file of its own that takes
+// its number, so each write first checks that the descriptor still is the trace; if not, the
+// trace is opened again by its path. The shim never writes into a descriptor it does not own.
+//
+// Every write advances the commit (shared.c) that `heapline record` trusts after a crash: the
+// file up to `offset` holds `chunks` whole chunks with `allocs` ALLOC and `frees` FREE records.
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #define ZSTD_STATIC_LINKING_ONLY  // static contexts: zstd allocates nothing
@@ -11,13 +20,14 @@
 
 #include "internal.h"
 
-enum { HL_HEADER_BYTES = 48, HL_CHUNK_HEADER_BYTES = 48, HL_ZSTD_LEVEL = 1, HL_COMPRESSORS = 4 };
+enum { HL_HEADER_BYTES = 48, HL_CHUNK_HEADER_BYTES = 48, HL_ZSTD_LEVEL = 1, HL_COMPRESSORS = 4,
+       HL_PATH_MAX = 4096 };
 
-_Atomic uint64_t hl_total_allocs, hl_total_frees;
 static int hl_fd = -1;
+static char hl_path[HL_PATH_MAX];
+static dev_t hl_dev;
+static ino_t hl_ino;
 static _Atomic int hl_file_lock;
-static uint64_t hl_offset;  // end of the last whole chunk
-static uint64_t hl_chunks;
 static _Atomic int hl_failed;
 
 // Compressors are few and shared: a context costs half a megabyte, too much for every thread.
@@ -39,35 +49,76 @@ static uint32_t fnv1a(const uint8_t *p, size_t n) {
   return h;
 }
 
-static int write_all(const uint8_t *p, size_t n) {
+static int pwrite_all(const uint8_t *p, size_t n, uint64_t at) {
   while (n > 0) {
-    ssize_t w = write(hl_fd, p, n);
+    ssize_t w = pwrite(hl_fd, p, n, (off_t)at);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) return w < 0 ? errno : EIO;
     p += w;
     n -= (size_t)w;
+    at += (uint64_t)w;
   }
+  return 0;
+}
+
+static const struct hl_commit *last_commit(void) {
+  return &hl_shared->commits[atomic_load_explicit(&hl_shared->seq, memory_order_acquire) & 1];
+}
+
+// Publishes a new commit in the slot not in use, then flips to it with one store.
+static void publish(const struct hl_commit *next) {
+  uint64_t seq = atomic_load_explicit(&hl_shared->seq, memory_order_relaxed);
+  hl_shared->commits[(seq + 1) & 1] = *next;
+  atomic_store_explicit(&hl_shared->seq, seq + 1, memory_order_release);
+}
+
+// Makes sure hl_fd is the trace: after a program closed it, reopens the trace by its path (still
+// the same file, checked by device and inode) and parks the new descriptor. Holds the file lock.
+static int check_descriptor(void) {
+  struct stat st;
+  if (hl_fd >= 0 && fstat(hl_fd, &st) == 0 && st.st_dev == hl_dev && st.st_ino == hl_ino)
+    return 0;
+  // Not ours any more: whoever has that number now owns it, so it is never closed here.
+  int fd = open(hl_path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  if (fstat(fd, &st) != 0 || st.st_dev != hl_dev || st.st_ino != hl_ino) {
+    close(fd);
+    return ESTALE;  // the path names another file now
+  }
+  hl_fd = hl_fd_park(fd);
+  if (!(atomic_fetch_or(&hl_shared->flags, HL_FLAG_REOPENED) & HL_FLAG_REOPENED))
+    hl_log("the program closed the trace's descriptor: trace reopened", NULL);
   return 0;
 }
 
 static void hl_fail(int err) {
   if (atomic_exchange(&hl_failed, 1)) return;
-  if (ftruncate(hl_fd, (off_t)hl_offset) != 0) { /* the reader stops at the torn chunk */ }
+  if (hl_fd >= 0 && ftruncate(hl_fd, (off_t)last_commit()->offset) != 0) {
+    /* the reader stops at the torn chunk */
+  }
   atomic_store(&hl_state, HL_STOPPING);
+  atomic_store(&hl_shared->state, HL_SHARED_FAILED);
   hl_log("trace write failed, recording stopped: ", strerror(err));
 }
 
 int hl_writer_failed(void) { return atomic_load(&hl_failed); }
 
 int hl_writer_open(const char *path, int in_process) {
+  size_t len = strlen(path);
+  if (len >= sizeof hl_path) return ENAMETOOLONG;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
-  hl_fd = fd;
-  hl_offset = 0;
-  hl_chunks = 0;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int err = errno ? errno : EINVAL;
+    close(fd);
+    return S_ISREG(st.st_mode) ? err : EINVAL;  // a device or a pipe cannot hold a trace
+  }
+  memcpy(hl_path, path, len + 1);
+  hl_dev = st.st_dev;
+  hl_ino = st.st_ino;
+  hl_fd = hl_fd_park(fd);
   atomic_store(&hl_failed, 0);
-  atomic_store(&hl_total_allocs, 0);
-  atomic_store(&hl_total_frees, 0);
   if (!hl_out_bytes) {
     hl_out_bytes = ZSTD_compressBound(HL_BUFFER_BYTES);
     size_t work = ZSTD_estimateCCtxSize(HL_ZSTD_LEVEL);
@@ -92,13 +143,13 @@ int hl_writer_open(const char *path, int in_process) {
   put32(h + 32, hl_depth);
   put32(h + 36, in_process ? 1 : 0);
   put32(h + 40, (uint32_t)sysconf(_SC_PAGESIZE));
-  int err = write_all(h, sizeof h);
+  int err = pwrite_all(h, sizeof h, 0);
   if (err) {
-    close(fd);
+    close(hl_fd);
     hl_fd = -1;
     return err;
   }
-  hl_offset = sizeof h;
+  publish(&(struct hl_commit){.offset = sizeof h});
   return 0;
 }
 
@@ -114,8 +165,8 @@ static struct hl_compressor *take_compressor(void) {
   }
 }
 
-void hl_writer_chunk(int kind, uint32_t serial, uint32_t tid, uint64_t base_time,
-                     uint64_t first_alloc, uint32_t records, const uint8_t *raw, uint32_t len) {
+void hl_writer_chunk(int kind, struct hl_buffer *b, uint64_t base_time, const uint8_t *raw,
+                     uint32_t len) {
   if (hl_fd < 0 || atomic_load(&hl_failed)) return;
   uint8_t h[HL_CHUNK_HEADER_BYTES] = {0};
   const uint8_t *stored = raw;
@@ -131,21 +182,27 @@ void hl_writer_chunk(int kind, uint32_t serial, uint32_t tid, uint64_t base_time
   }
   put32(h, 0x4B434C48u);
   h[4] = (uint8_t)kind;
-  put32(h + 8, serial);
-  put32(h + 12, tid);
+  put32(h + 8, b ? b->serial : 0);
+  put32(h + 12, b ? b->tid : 0);
   put32(h + 16, stored_len);
   put32(h + 20, len);
   put64(h + 24, base_time);
-  put64(h + 32, first_alloc);
-  put32(h + 40, records);
+  put64(h + 32, b ? b->first_alloc : 0);
+  put32(h + 40, b ? b->records : 0);
   put32(h + 44, fnv1a(stored, stored_len));
   hl_spin_lock(&hl_file_lock);
-  int err = write_all(h, sizeof h);
-  if (!err) err = write_all(stored, stored_len);
+  struct hl_commit next = *last_commit();
+  if (b) atomic_store(&b->inflight, next.offset + 1);
+  int err = check_descriptor();
+  if (!err) err = pwrite_all(h, sizeof h, next.offset);
+  if (!err) err = pwrite_all(stored, stored_len, next.offset + sizeof h);
   if (err) hl_fail(err);
-  else {
-    hl_offset += sizeof h + stored_len;
-    if (kind == HL_CHUNK_EVENTS) hl_chunks++;
+  else if (kind == HL_CHUNK_EVENTS) {
+    next.offset += sizeof h + stored_len;
+    next.chunks++;
+    next.allocs += b->allocs;
+    next.frees += b->frees;
+    publish(&next);
   }
   hl_spin_unlock(&hl_file_lock);
   if (c) atomic_store(&c->lock, 0);
@@ -154,21 +211,30 @@ void hl_writer_chunk(int kind, uint32_t serial, uint32_t tid, uint64_t base_time
 void hl_writer_close(int reason) {
   if (hl_fd < 0) return;
   if (!atomic_load(&hl_failed)) {
+    const struct hl_commit *done = last_commit();
+    uint64_t lost = 0;
+    for (int r = 1; r < HL_LOST_REASONS; r++) lost += atomic_load(&hl_shared->lost[r]);
     uint8_t t[64] = {0};
     put64(t, hl_now());
-    put64(t + 8, hl_chunks);
-    put64(t + 16, atomic_load(&hl_total_allocs));
-    put64(t + 24, atomic_load(&hl_total_frees));
+    put64(t + 8, done->chunks);
+    put64(t + 16, done->allocs);
+    put64(t + 24, done->frees);
     put32(t + 32, (uint32_t)reason);
     put32(t + 36, 0xFFFFFFFFu);  // the exit status is the recorder's to know
-    hl_writer_chunk(HL_CHUNK_TRAILER, 0, 0, hl_now(), 0, 0, t, sizeof t);
+    put64(t + 40, lost);
+    put32(t + 48, atomic_load(&hl_shared->flags));
+    hl_writer_chunk(HL_CHUNK_TRAILER, NULL, hl_now(), t, sizeof t);
+    if (!atomic_load(&hl_failed)) atomic_store(&hl_shared->state, HL_SHARED_FINISHED);
   }
   close(hl_fd);
   hl_fd = -1;
 }
 
+// In a fork child: its copy of the descriptor is no business of the child's program.
 void hl_writer_abandon(void) {
-  if (hl_fd >= 0) close(hl_fd);
+  struct stat st;
+  if (hl_fd >= 0 && fstat(hl_fd, &st) == 0 && st.st_dev == hl_dev && st.st_ino == hl_ino)
+    close(hl_fd);
   hl_fd = -1;
   atomic_store(&hl_file_lock, 0);  // a parent thread may have held it: it does not exist here
 }

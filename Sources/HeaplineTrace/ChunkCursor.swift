@@ -212,3 +212,39 @@ extension ChunkCursor {
     return value
   }
 }
+
+extension ChunkCursor {
+  /// What a payload's whole records add up to, when no chunk header says how many there are
+  /// yet: a buffer that `heapline record` recovers from the shim's shared memory.
+  struct Summary {
+    var records: UInt32 = 0
+    var allocs: UInt64 = 0
+    var frees: UInt64 = 0
+    /// Bytes of the records that decoded; a record that does not decode ends the payload.
+    var wholeBytes = 0
+    /// The time and the address that the next record's deltas start from.
+    var time: UInt64 = 0
+    var previousAddress: UInt64 = 0
+  }
+
+  /// Decodes every record up to the end, or up to the first that does not decode.
+  mutating func summarize() -> Summary {
+    var metadata = TraceMetadata()
+    var summary = Summary()
+    while !cursor.isAtEnd {
+      let event: TraceEvent?
+      do {
+        event = try decodeRecord(metadata: &metadata)
+      } catch {
+        break  // keep the records before this one
+      }
+      if case .free = event { summary.frees += 1 }
+      summary.records += 1
+      summary.wholeBytes = cursor.position
+    }
+    summary.allocs = allocCount
+    summary.time = time
+    summary.previousAddress = previousAddress
+    return summary
+  }
+}

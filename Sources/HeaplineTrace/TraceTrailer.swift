@@ -19,6 +19,9 @@ public struct TraceTrailer: Hashable, Sendable {
     /// kill, `exec`): `heapline record` wrote what the shim's buffers still held, then this
     /// trailer.
     public static let endedUnfinished = EndReason(rawValue: 4)
+    /// The process ran `exec`: this trace is the program before it, moved aside as `PATH.N`;
+    /// the next program's trace follows at the path asked for.
+    public static let exec = EndReason(rawValue: 5)
   }
 
   /// Flags of the trailer (offset 48).

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeaplineTrace
 
 #if canImport(Glibc)
   import Glibc
@@ -70,9 +71,11 @@ extension HeaplineCommand {
       let name = String(program.split(separator: "/").last ?? "program")
       let path = ProgramLocator.absolute(output ?? "heapline.\(name).\(getpid()).trace")
       try TraceFileCheck.prepare(path)
+      let shared = try SharedBuffers()
       var environment = [
         "LD_PRELOAD": preload, "HEAPLINE_OUTPUT": path, "HEAPLINE_DEPTH": String(depth),
         "HEAPLINE_RECORDER_PID": String(getpid()), "HEAPLINE_MARK_SIGNAL": String(markSignal),
+        "HEAPLINE_SHARED": shared.pathForChild, "HEAPLINE_PRELOAD": preload,
       ]
       if let every = markEvery {
         environment["HEAPLINE_MARK_EVERY_MS"] = String(Int((every * 1000).rounded()))
@@ -81,6 +84,7 @@ extension HeaplineCommand {
       environment.merge(leakScans.environment()) { $1 }
       let status = try ChildProcess.run(
         executable: executable, arguments: command, environment: environment)
+      try TraceRecovery.finish(trace: path, shared: shared, status: status)
       if TraceFileCheck.isEmpty(path) {
         CLIOutput.warning(
           "'\(program)' did not load the preload library (a static or setuid program?): "

@@ -99,20 +99,20 @@ import Testing
     #expect(stats.category(named: "Malloc 3.00 KiB") == nil)
   }
 
-  @Test func aProgramKilledBySIGKILLLeavesATraceReadableUpToItsLastFlush() throws {
+  @Test func aProgramKilledBySIGKILLLosesNothingRecorded() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("killed", in: dir)
     let trace = dir.appendingPathComponent("killed.trace")
     let result = try Harness.heapline(
       ["record", "-o", trace.path, "--", program], environment: ["HEAPLINE_SAMPLE_MS": "50"])
     #expect(result.status == 128 + 9)
+    // heapline finished the trace from the shim's shared buffers: every allocation is there
+    #expect(result.stderr.contains("before the shim could finish the trace"))
     let stats = try statistics(trace)
-    #expect(!stats.trace.isComplete)
+    #expect(stats.trace.isComplete)
+    #expect(stats.trace.endReason == .endedUnfinished)
     #expect(stats.totals.allocationCount == 200)
     #expect(stats.totals.liveBytes == 200 * 512)
-    let report = try Harness.heapline(["report", trace.path])
-    #expect(report.status == 0)
-    #expect(report.stderr.contains("no trailer"))
   }
 
   @Test func depthLimitsEveryStack() throws {

@@ -48,7 +48,7 @@ import Testing
       try FileManager.default.attributesOfItem(atPath: trace.path)[.size] as? Int)
     #expect(size <= 64 * 1024)
     let stats = try Statistics(reader: TraceReader(path: trace.path))
-    #expect(!stats.trace.isComplete)
+    #expect(stats.trace.endReason == .writeFailed)
     let blocks = try #require(stats.category(named: "Malloc 32 Bytes"))
     #expect(blocks.totalCount == blocks.persistentCount)
     #expect(blocks.totalBytes == 24 * blocks.totalCount)

@@ -1,0 +1,132 @@
+// exec: the process becomes another program, and stays the one that `heapline record` traces.
+// The environment was scrubbed of the shim's settings when it loaded (options.c), so each exec
+// function is wrapped: it finishes the trace (end reason 5), moves it aside as TRACE.1, TRACE.2…
+// (the last program keeps the path asked for), and gives the new program the settings back. If
+// the exec fails, the recording starts again at the same path, so nothing is lost either way.
+// Only the traced process does this: a fork child (or a vfork child, which shares our memory but
+// not our pid) execs untouched.
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+extern char **environ;
+extern void *__libc_malloc(size_t);
+extern char hl_trace_path[];     // control.c: the path this recording writes
+extern pid_t hl_recording_pid;   // control.c: the traced process
+int hl_end_for_exec(void);       // control.c: 1 when a recording was ended
+void hl_restart_after_exec(void);
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
+
+static void *real(const char *name) { return dlsym(RTLD_NEXT, name); }
+
+// `envp` with the shim's settings and the preload library added; NULL when not recording.
+static char **traced_environment(char *const envp[]) {
+  size_t count = 0;
+  while (envp && envp[count]) count++;
+  char **out = __libc_malloc((count + 24) * sizeof *out);
+  if (!out) return NULL;
+  size_t n = 0;
+  const char *preload = hl_option("HEAPLINE_PRELOAD");
+  const char *old_preload = NULL;
+  for (size_t i = 0; i < count; i++) {
+    if (strncmp(envp[i], "LD_PRELOAD=", 11) == 0) old_preload = envp[i] + 11;
+    else if (strncmp(envp[i], "HEAPLINE_", 9) != 0) out[n++] = envp[i];
+  }
+  if (preload) {
+    size_t len = 11 + strlen(preload) + (old_preload ? 1 + strlen(old_preload) : 0) + 1;
+    char *entry = __libc_malloc(len);
+    if (entry) {
+      snprintf(entry, len, "LD_PRELOAD=%s%s%s", preload, old_preload ? ":" : "",
+               old_preload ? old_preload : "");
+      out[n++] = entry;
+    }
+  } else if (old_preload) {
+    out[n++] = (char *)old_preload - 11;
+  }
+  n += hl_options_export(out + n, 20);
+  out[n] = NULL;
+  return out;
+}
+
+// Runs `call` with the traced environment when this is the traced process.
+#define HL_EXEC(envp, call_with_env)                                                      \
+  do {                                                                                    \
+    hl_tls.guard++;                                                                       \
+    int ended = getpid() == hl_recording_pid && hl_end_for_exec();                        \
+    char **env = ended ? traced_environment(envp) : NULL;                                 \
+    char *const *use = env ? env : (envp);                                                \
+    hl_tls.guard--;                                                                       \
+    int result = (call_with_env);                                                         \
+    int saved = errno;                                                                    \
+    if (ended) hl_restart_after_exec();                                                   \
+    errno = saved;                                                                        \
+    return result;                                                                        \
+  } while (0)
+
+int execve(const char *path, char *const argv[], char *const envp[]) {
+  static execve_fn next;
+  if (!next) next = (execve_fn)real("execve");
+  HL_EXEC(envp, next(path, argv, use));
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[]) {
+  static execvpe_fn next;
+  if (!next) next = (execvpe_fn)real("execvpe");
+  HL_EXEC(envp, next(file, argv, use));
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[]) {
+  static fexecve_fn next;
+  if (!next) next = (fexecve_fn)real("fexecve");
+  HL_EXEC(envp, next(fd, argv, use));
+}
+
+int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
+  static execveat_fn next;
+  if (!next) next = (execveat_fn)real("execveat");
+  HL_EXEC(envp, next(dirfd, path, argv, use, flags));
+}
+
+int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }
+
+int execvp(const char *file, char *const argv[]) { return execvpe(file, argv, environ); }
+
+// The list forms gather their arguments into an array on this stack.
+#define HL_GATHER(first, argv)                     \
+  va_list ap;                                      \
+  size_t argc = 1;                                 \
+  va_start(ap, first);                             \
+  while (va_arg(ap, char *)) argc++;               \
+  va_end(ap);                                      \
+  char *argv[argc + 1];                            \
+  argv[0] = (char *)(first);                       \
+  va_start(ap, first);                             \
+  for (size_t i = 1; i <= argc; i++) argv[i] = va_arg(ap, char *);
+
+int execl(const char *path, const char *arg, ...) {
+  HL_GATHER(arg, argv);
+  va_end(ap);
+  return execve(path, argv, environ);
+}
+
+int execlp(const char *file, const char *arg, ...) {
+  HL_GATHER(arg, argv);
+  va_end(ap);
+  return execvpe(file, argv, environ);
+}
+
+int execle(const char *path, const char *arg, ...) {
+  HL_GATHER(arg, argv);
+  char *const *envp = va_arg(ap, char *const *);
+  va_end(ap);
+  return execve(path, argv, envp);
+}
