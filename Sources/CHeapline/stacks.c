@@ -42,7 +42,10 @@ static int hl_grow(void) {
 
 void hl_stacks_init(void) {
   // libunwind's per-thread cache makes repeated unwinds through the same code cheap.
+  // libunwind starts here, opening its pipe: parked (fds.c) because this counts as unwinding.
+  hl_tls.unwinding = 1;
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  hl_tls.unwinding = 0;
 }
 
 // The node for `pc` under `parent`, made (and written to the trace) when it is new.

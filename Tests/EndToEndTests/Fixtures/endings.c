@@ -1,0 +1,87 @@
+// Every way a traced program can end, each after make_blocks() has made 5,000 blocks of 1,000
+// bytes that stay live. The mode is argv[1]:
+//   exit, _exit, abort, segv, kill    end that way
+//   exec PROGRAM                      exec PROGRAM (with the rest of argv) after the blocks
+//   exec-fails                        an exec that fails, then 3,000 more blocks, then exit
+//   daemon                            daemon(): the parent _exits, the child allocates on
+//   closeall FILE                     closes every descriptor above 2 (as daemons do), opens
+//                                     FILE, writes 20,000 lines to it while allocating 20,000
+//                                     blocks more (enough to fill the shim's buffers), exits
+//   look                              prints the HEAPLINE_* and LD_PRELOAD variables it sees,
+//                                     and every descriptor above 2 with its number
+//   aligned                           also one aligned_alloc(24, 100), as glibc allows
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
+static void *blocks[50000];
+
+__attribute__((noinline)) static void make_blocks(int from, int n) {
+  for (int i = from; i < from + n; i++) blocks[i] = malloc(1000);
+}
+
+static void say(const char *text) {
+  ssize_t ignored = write(1, text, strlen(text));
+  (void)ignored;
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "exit";
+  make_blocks(0, 5000);
+  if (!strcmp(mode, "_exit")) _exit(3);
+  if (!strcmp(mode, "abort")) abort();
+  if (!strcmp(mode, "segv")) raise(SIGSEGV);
+  if (!strcmp(mode, "kill")) raise(SIGKILL);
+  if (!strcmp(mode, "exec") && argc > 2) {
+    execv(argv[2], argv + 2);
+    return 120;
+  }
+  if (!strcmp(mode, "exec-fails")) {
+    char *none[] = {"/nonexistent/program", NULL};
+    execv(none[0], none);
+    make_blocks(5000, 3000);
+    return 0;
+  }
+  if (!strcmp(mode, "daemon")) {
+    if (daemon(1, 1) != 0) return 121;
+    make_blocks(5000, 3000);  // the daemon's own: not traced, as no child is
+    return 0;
+  }
+  if (!strcmp(mode, "closeall") && argc > 2) {
+    for (int fd = 3; fd < 4096; fd++) close(fd);
+    int out = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0) return 122;
+    char line[32];
+    for (int i = 0; i < 20000; i++) {
+      blocks[5000 + i] = malloc(1000);
+      int n = snprintf(line, sizeof line, "line %d\n", i);
+      if (write(out, line, (size_t)n) != n) return 123;
+    }
+    close(out);
+    return 0;
+  }
+  if (!strcmp(mode, "look")) {
+    for (char **e = environ; *e; e++)
+      if (!strncmp(*e, "HEAPLINE_", 9) || !strncmp(*e, "LD_PRELOAD=", 11)) printf("env %s\n", *e);
+    DIR *dir = opendir("/proc/self/fd");
+    for (struct dirent *d; dir && (d = readdir(dir));) {
+      int fd = atoi(d->d_name);
+      if (d->d_name[0] != '.' && fd > 2 && fd != dirfd(dir))
+        printf("fd %d cloexec %d\n", fd, (fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
+    }
+    if (dir) closedir(dir);
+    return 0;
+  }
+  if (!strcmp(mode, "aligned")) {
+    void *p = aligned_alloc(24, 100);
+    say(p ? "aligned ok\n" : "aligned NULL\n");
+    return p ? 0 : 124;
+  }
+  return 0;
+}

@@ -1,0 +1,124 @@
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+import Testing
+
+/// However a program ends, what it allocated reaches the trace: every one of the 5,000 blocks of
+/// 1,000 bytes that Fixtures/endings.c makes before it ends (heaptrack kept 4,943 of 5,000
+/// before an `_exit`).
+@Suite struct KeepWhatHappenedTests {
+  struct Run {
+    var result: Harness.Result
+    var trace: URL
+    var stats: Statistics
+  }
+
+  func record(_ arguments: [String], traceName: String = "endings.trace") throws -> Run {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent(traceName)
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace.path, "--", program] + arguments)
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    return Run(result: result, trace: trace, stats: stats)
+  }
+
+  /// The fixture's blocks: 1,000 bytes fall in the 1,008-byte size class, which nothing else
+  /// the fixture or libc allocates uses.
+  func blocks(_ stats: Statistics) -> CategoryStatistics? {
+    stats.category(named: "Malloc 1008 Bytes")
+  }
+
+  @Test(arguments: [
+    ("_exit", Int32(3)), ("abort", Int32(128 + 6)), ("segv", Int32(128 + 11)),
+    ("kill", Int32(128 + 9)),
+  ] as [(String, Int32)])
+  func everyBlockSurvivesAnEndThatSkipsTheShimsDestructor(mode: String, status: Int32) throws {
+    let run = try record([mode])
+    #expect(run.result.status == status)
+    #expect(run.result.stderr.contains("before the shim could finish the trace"))
+    #expect(run.stats.trace.isComplete)
+    #expect(run.stats.trace.endReason == .endedUnfinished)
+    let made = try #require(blocks(run.stats))
+    #expect(made.totalCount == 5000)
+    #expect(made.persistentCount == 5000)
+    #expect(made.persistentBytes == 5_000_000)
+    let reader = try TraceReader(path: run.trace.path)
+    #expect(reader.trailer?.exitStatus == UInt32(status))
+    #expect(reader.trailer?.flags.contains(.writtenByRecorder) == true)
+  }
+
+  @Test func aNormalExitIsFinishedByTheShimItself() throws {
+    let run = try record(["exit"])
+    #expect(run.result.status == 0)
+    #expect(!run.result.stderr.contains("before the shim could finish"))
+    #expect(run.stats.trace.endReason == .exited)
+    #expect(blocks(run.stats)?.persistentCount == 5000)
+  }
+
+  @Test func execIsFollowedAndThePartBeforeItIsKeptBesideTheTrace() throws {
+    // Given the fixture, which execs itself in its "exit" mode once it has made its blocks
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("exec.trace")
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace.path, "--", program, "exec", program, "exit"])
+    #expect(result.status == 0)
+    #expect(result.stderr.contains("ran exec 1 time(s)"))
+    // The program after the exec has the trace asked for; the one before it, TRACE.1
+    let after = try Statistics(reader: TraceReader(path: trace.path))
+    let before = try Statistics(reader: TraceReader(path: trace.path + ".1"))
+    #expect(after.trace.endReason == .exited)
+    #expect(before.trace.endReason == .exec)
+    #expect(blocks(after)?.persistentCount == 5000)
+    #expect(blocks(before)?.persistentCount == 5000)
+    #expect(before.trace.pid == after.trace.pid)
+  }
+
+  @Test func aFailedExecKeepsBothHalves() throws {
+    let run = try record(["exec-fails"], traceName: "failed.trace")
+    #expect(run.result.status == 0)
+    let before = try Statistics(reader: TraceReader(path: run.trace.path + ".1"))
+    #expect(before.trace.endReason == .exec)
+    #expect(blocks(before)?.totalCount == 5000)
+    // The recording starts again after the failed exec: the 3,000 blocks made after it
+    #expect(run.stats.trace.endReason == .exited)
+    #expect(blocks(run.stats)?.totalCount == 3000)
+  }
+
+  @Test func aShellThatExecsTheProgramIsFollowedIntoIt() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("sh.trace")
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace.path, "--", "/bin/sh", "-c", "exec \(program) _exit"])
+    #expect(result.status == 3)
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    #expect(stats.trace.endReason == .endedUnfinished)
+    #expect(blocks(stats)?.persistentCount == 5000)
+    let shell = try Statistics(reader: TraceReader(path: trace.path + ".1"))
+    #expect(shell.trace.endReason == .exec)
+  }
+
+  @Test func aShellScriptThatEndsWithExitIsWhole() throws {
+    let dir = try Harness.temporaryDirectory()
+    let trace = dir.appendingPathComponent("dash.trace")
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace.path, "--", "/bin/sh", "-c", "x=$(echo 1); exit 3"])
+    #expect(result.status == 3)
+    // dash leaves by _exit, so heaptrack keeps none of its allocations; heapline finishes
+    // the trace from the shared buffers
+    let reader = try TraceReader(path: trace.path)
+    #expect(reader.trailer?.endReason == .endedUnfinished)
+    #expect(reader.trailer?.exitStatus == 3)
+    let stats = try Statistics(reader: reader)
+    #expect(UInt64(stats.totals.allocationCount) == reader.trailer?.allocCount)
+  }
+
+  @Test func daemonKeepsWhatTheProcessMadeBeforeIt() throws {
+    let run = try record(["daemon"])
+    #expect(run.result.status == 0)
+    #expect(blocks(run.stats)?.totalCount == 5000)
+    #expect(run.stats.trace.isComplete)
+  }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+import Testing
+
+/// What the traced program sees of Heapline: its own environment, its own descriptors, and
+/// files it writes that stay its own.
+@Suite struct LeaveTheProgramAloneTests {
+  @Test func theProgramSeesNoneOfHeaplinesVariables() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("look.trace").path
+    // Given a preload of the user's own, which must stay, alone
+    let libm = "/lib/x86_64-linux-gnu/libm.so.6"
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", program, "look"],
+      environment: ["LD_PRELOAD": libm])
+    #expect(result.status == 0)
+    let variables = result.stdout.split(separator: "\n").filter { $0.hasPrefix("env ") }
+    #expect(variables == ["env LD_PRELOAD=\(libm)"])
+    // And the recording happened
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    #expect(stats.category(named: "Malloc 1008 Bytes")?.totalCount == 5000)
+  }
+
+  @Test func theShimsDescriptorsSitAtTheTopOfTheRangeCloseOnExec() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("fds.trace").path
+    // Under a limit of 16 descriptors, the shim's must not take the program's low numbers
+    func descriptors(_ command: String) throws -> Set<String> {
+      let result = try Harness.run(
+        "/bin/sh", ["-c", "ulimit -n 16; exec \(command)", Harness.heapline, trace, program])
+      #expect(result.status == 0)
+      // Numbers from 16 up are strays that the test runner's threads passed down
+      return Set(
+        result.stdout.split(separator: "\n").filter { $0.hasPrefix("fd ") }.map(String.init)
+          .filter { Int($0.split(separator: " ")[1]) ?? 99 < 16 })
+    }
+    let untraced = try descriptors("\"$2\" look")
+    let traced = try descriptors("\"$0\" record --no-leaks -o \"$1\" -- \"$2\" look")
+    // Untraced, the program holds none; traced, the shim holds the trace, libunwind's pipe (two
+    // ends) and the memory-warning thread's eventfd, all among 12…15 and close-on-exec, so
+    // that every number below is the program's
+    #expect(untraced.isEmpty)
+    let shims = traced.subtracting(untraced).map { $0.split(separator: " ") }
+    #expect(shims.count == 4)
+    for fields in shims {
+      #expect((12...15).contains(Int(fields[1]) ?? 0), "\(fields)")
+      #expect(fields[3] == "1", "\(fields)")
+    }
+  }
+
+  @Test func aProgramThatClosesEveryDescriptorKeepsItsFileAndItsTrace() throws {
+    // Given a program that closes every descriptor above 2, then opens a file of its own and
+    // writes 20,000 lines while it allocates 20,000 blocks
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("closeall.trace").path
+    let output = dir.appendingPathComponent("out.txt").path
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", program, "closeall", output])
+    #expect(result.status == 0)
+    // Its file holds exactly its lines, none of the trace's chunks
+    let text = try String(contentsOfFile: output, encoding: .utf8)
+    #expect(text == (0..<20000).map { "line \($0)\n" }.joined())
+    // And the trace holds every block, the shim having reopened it
+    let reader = try TraceReader(path: trace)
+    #expect(reader.trailer?.endReason == .exited)
+    #expect(reader.trailer?.flags.contains(.descriptorReopened) == true)
+    let stats = try Statistics(reader: reader)
+    #expect(stats.category(named: "Malloc 1008 Bytes")?.totalCount == 25000)
+  }
+
+  @Test func alignedAllocTakesWhatGlibcTakes() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let untraced = try Harness.run(program, ["aligned"])
+    #expect(untraced.stdout == "aligned ok\n")
+    let trace = dir.appendingPathComponent("aligned.trace").path
+    let traced = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program, "aligned"])
+    #expect(traced.stdout == untraced.stdout)
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    #expect(stats.category(named: "Malloc 112 Bytes")?.totalCount == 1)
+  }
+}
