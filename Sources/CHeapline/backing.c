@@ -102,7 +102,7 @@ static struct hl_buffer *acquire(void) {
 
 // In the hook section, so that stacks start at the caller, as a malloc's do.
 HL_HOOK void heapline_backing_alloc(uint64_t id, uint64_t bytes, const char *category) {
-  hl_tls.guard++;
+  hl_enter();
   const char *name = category && *category ? category : "Backing store";
   struct hl_buffer *b = acquire();
   struct hl_store store = {.id = id, .bytes = bytes, .used = 1};
@@ -115,11 +115,11 @@ HL_HOOK void heapline_backing_alloc(uint64_t id, uint64_t bytes, const char *cat
     emit(b, HL_TAG_BACKING_ALLOC, now, &store, hl_capture_stack(b));
     hl_release(b);
   }
-  hl_tls.guard--;
+  hl_leave();
 }
 
 uint64_t heapline_backing_free(uint64_t id) {
-  hl_tls.guard++;
+  hl_enter();
   struct hl_store store = {0};
   hl_spin_lock(&hl_stores_lock);
   struct hl_store *slot = find_locked(id);
@@ -136,7 +136,7 @@ uint64_t heapline_backing_free(uint64_t id) {
     emit(b, HL_TAG_BACKING_FREE, hl_now(), &store, 0);
     hl_release(b);
   }
-  hl_tls.guard--;
+  hl_leave();
   return store.bytes;
 }
 

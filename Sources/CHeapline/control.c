@@ -177,9 +177,9 @@ uint32_t heapline_scope_push(const char *name) {
   uint32_t previous = hl_tls.scope;
   size_t len = name ? strlen(name) : 0;
   if (len) {
-    hl_tls.guard++;
+    hl_enter();
     hl_tls.scope = hl_category_register(NULL, HL_CAT_SCOPE, name, len);
-    hl_tls.guard--;
+    hl_leave();
   }
   return previous;
 }

@@ -31,9 +31,9 @@ HL_HOOK static void hl_finish_pending(struct hl_buffer *b) {
 void hl_finish_pending_for_flush(struct hl_buffer *b) { hl_finish_pending(b); }
 
 HL_HOOK static void hl_record_alloc(struct hl_buffer *b, uint64_t addr, uint64_t size,
-                                    uint64_t now, uint32_t stack) {
+                                    uint64_t now, uint32_t stack, uint32_t scope) {
   struct hl_block blk = {.addr = addr, .size = size, .counter = b->next_alloc,
-                         .serial = b->serial, .stack = stack, .category = hl_tls.scope};
+                         .serial = b->serial, .stack = stack, .category = scope};
   struct hl_block evicted;
   int had_evicted = 0;
   hl_live_insert(&blk, &evicted, &had_evicted);
@@ -53,13 +53,14 @@ HL_HOOK static void hl_record_free(struct hl_buffer *b, uint64_t addr, uint64_t 
 
 // Writes the calls that signal handlers made during this event. A handler may add more while
 // this runs: they go to the tail, which is read again each time round.
-HL_HOOK static void hl_drain(struct hl_buffer *b) {
+HL_HOOK void hl_drain(struct hl_buffer *b) {
   uint32_t head = atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed);
   while (head != atomic_load_explicit(&hl_tls.deferred_tail, memory_order_acquire)) {
     struct hl_deferred *d = &hl_tls.deferred[head % HL_DEFERRED];
     if (d->kind == 1) {
       hl_finish_pending(b);
-      hl_record_alloc(b, d->addr, d->size, d->time, hl_intern_pcs(b, d->pcs, d->depth));
+      hl_record_alloc(b, d->addr, d->size, d->time, hl_intern_pcs(b, d->pcs, d->depth),
+                      d->scope);
     } else {
       hl_finish_pending(b);
       hl_record_free(b, d->addr, d->time);
@@ -70,28 +71,26 @@ HL_HOOK static void hl_drain(struct hl_buffer *b) {
   }
 }
 
-// Enters an event: the guard keeps the shim's own calls out, and `in_event` tells a signal
-// handler's call apart from them.
-#define HL_EVENT(body)                                   \
-  do {                                                   \
-    hl_tls.guard++;                                      \
-    hl_tls.in_event = 1;                                 \
-    struct hl_buffer *b = hl_acquire();                  \
-    if (b) {                                             \
-      hl_drain(b);                                       \
-      body;                                              \
-      hl_drain(b);                                       \
-      hl_release(b);                                     \
-    }                                                    \
-    hl_tls.in_event = 0;                                 \
-    hl_tls.guard--;                                      \
+// An event: the guard keeps the shim's own calls out, and a signal handler's call meanwhile is
+// deferred; hl_release writes what handlers deferred. Calls
+// deferred since the thread's last event are written first, so the buffer stays in time order.
+#define HL_EVENT(body)                      \
+  do {                                      \
+    hl_enter();                             \
+    struct hl_buffer *b = hl_acquire();     \
+    if (b) {                                \
+      hl_drain(b);                          \
+      body;                                 \
+      hl_release(b);                        \
+    }                                       \
+    hl_leave();                             \
   } while (0)
 
 HL_HOOK void hl_on_alloc(void *ptr, size_t size) {
   HL_EVENT({
     hl_finish_pending(b);
     uint32_t stack = hl_capture_stack(b);
-    hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, hl_now(), stack);
+    hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, hl_now(), stack, hl_tls.scope);
   });
 }
 
@@ -108,7 +107,7 @@ HL_HOOK void hl_on_realloc(const struct hl_block *old, int had_old, void *ptr, s
     uint64_t now = hl_now();
     if (had_old) hl_emit_free(b, now, old->serial, old->counter);
     uint32_t stack = hl_capture_stack(b);
-    hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, now, stack);
+    hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, now, stack, hl_tls.scope);
   });
 }
 
@@ -128,6 +127,7 @@ HL_HOOK static int hl_defer(int kind, uint64_t addr, uint64_t size) {
   d->addr = addr;
   d->size = size;
   d->time = hl_now();
+  d->scope = hl_tls.scope;
   // The interrupted event may be inside libunwind, which must not be entered again: then the
   // stack is the handler's caller alone.
   if (hl_tls.unwinding) {

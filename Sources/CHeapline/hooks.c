@@ -39,7 +39,7 @@ static inline int hl_should_record(void) {
 HL_HOOK static inline void *hl_allocated(void *p, size_t size) {
   if (HL_LIKELY(p != NULL)) {
     if (hl_should_record()) hl_on_alloc(p, size);
-    else if (HL_UNLIKELY(hl_tls.in_event)) hl_defer_alloc(p, size);
+    else if (HL_UNLIKELY(hl_tls.in_event) && !hl_tls.own && !hl_tls.internal) hl_defer_alloc(p, size);
   }
   return p;
 }
@@ -49,7 +49,8 @@ HL_HOOK void *malloc(size_t size) { return hl_allocated(__libc_malloc(size), siz
 HL_HOOK void free(void *p) {
   if (!p) return;
   if (hl_should_record()) hl_on_free(p);
-  else if (HL_UNLIKELY(hl_tls.in_event) && hl_defer_free(p)) return;  // freed by the event
+  else if (HL_UNLIKELY(hl_tls.in_event) && !hl_tls.own && !hl_tls.internal && hl_defer_free(p))
+    return;  // freed once the event it interrupted is written
   __libc_free(p);
 }
 
@@ -73,7 +74,7 @@ HL_HOOK static void *hl_realloc_deferred(void *old, size_t size) {
 }
 
 HL_HOOK void *realloc(void *old, size_t size) {
-  if (HL_UNLIKELY(hl_tls.in_event) && old) return hl_realloc_deferred(old, size);
+  if (HL_UNLIKELY(hl_tls.in_event) && !hl_tls.own && !hl_tls.internal && old) return hl_realloc_deferred(old, size);
   if (!hl_should_record()) return __libc_realloc(old, size);
   if (!old) return malloc(size);
   if (size == 0) {  // glibc frees the block and returns NULL

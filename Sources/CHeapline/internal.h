@@ -85,6 +85,7 @@ enum { HL_DEFERRED = 16, HL_DEFERRED_DEPTH = 24 };
 struct hl_deferred {
   uint64_t addr, size, time;
   uint32_t kind, depth;  // kind 1 alloc, 2 free
+  uint32_t scope, pad;   // the thread's scope when the handler ran
   void *pcs[HL_DEFERRED_DEPTH];
 };
 
@@ -92,7 +93,10 @@ struct hl_deferred {
 struct hl_thread {
   int guard;  // non-zero while this thread is inside the shim: its allocations pass through
   int internal;  // the shim's own thread: never recorded
-  int in_event;  // inside a hook's event: a nested call comes from a signal handler
+  int in_event;  // inside a shim call of the program's: a call that comes meanwhile is a
+                 // signal handler's, deferred (events.c) unless `own`
+  int holding;   // holds its buffer: asking for it again would wait for itself
+  int own;       // the shim itself is calling something that may allocate
   int unwinding;  // inside the unwinder, which a signal handler must not enter again
   _Atomic uint32_t deferred_head, deferred_tail;
   struct hl_deferred deferred[HL_DEFERRED];
@@ -101,6 +105,19 @@ struct hl_thread {
   uint32_t epoch;  // the recording `buf` belongs to
 };
 extern __thread struct hl_thread hl_tls __attribute__((tls_model("initial-exec")));
+
+// Around every entry into the shim from a program's thread that may record. The order matters:
+// with the guard up, `in_event` is always up too, so no handler's call is let through unseen.
+static inline void hl_enter(void) {
+  hl_tls.in_event++;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  hl_tls.guard++;
+}
+static inline void hl_leave(void) {
+  hl_tls.guard--;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  hl_tls.in_event--;
+}
 
 // clock.c
 uint64_t hl_now(void);  // nanoseconds since the recording started

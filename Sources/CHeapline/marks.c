@@ -54,7 +54,7 @@ void hl_finish_pending_for_flush(struct hl_buffer *b);
 
 void heapline_mark(const char *name) {
   if (atomic_load(&hl_state) != HL_ON || !name) return;
-  hl_tls.guard++;
+  hl_enter();
   struct hl_buffer *b = hl_acquire();
   if (b) {
     // The thread's last allocation is still pending (it waits for a Swift header); written
@@ -63,5 +63,5 @@ void heapline_mark(const char *name) {
     hl_emit_mark(b, hl_now(), HL_MARK_GENERATION, name, strlen(name));
     hl_release(b);
   }
-  hl_tls.guard--;
+  hl_leave();
 }

@@ -26,6 +26,8 @@ static pthread_key_t hl_exit_key;
 static int hl_have_key;
 
 void hl_finish_pending_for_flush(struct hl_buffer *b);
+void hl_drain(struct hl_buffer *b);
+static struct hl_buffer *acquire(void);
 
 static void hl_thread_exit(void *arg) {
   struct hl_buffer *b = arg;
@@ -99,16 +101,40 @@ static struct hl_buffer *hl_attach(void) {
   hl_tls.epoch = atomic_load(&hl_epoch);
   if (!b) {  // more threads than buffers: take turns in a shared one
     hl_tls.buf = shared_buffer(tid);
-    return hl_tls.buf ? hl_acquire() : NULL;
+    return hl_tls.buf ? acquire() : NULL;
   }
   hl_buffer_reset(b, atomic_fetch_add(&hl_next_serial, 1), tid);
   b->many = 0;
   hl_tls.buf = b;
-  if (hl_have_key) pthread_setspecific(hl_exit_key, b);  // may calloc: the guard is up
+  hl_tls.own++;  // pthread_setspecific may calloc: the shim's own, never the program's
+  if (hl_have_key) pthread_setspecific(hl_exit_key, b);
+  hl_tls.own--;
   return b;
 }
 
+// A signal handler that asks for the buffer while its thread holds it (a mark, a backing store
+// reported from a handler) is refused, where it would wait forever for the event it interrupted.
 struct hl_buffer *hl_acquire(void) {
+  if (HL_UNLIKELY(hl_tls.holding)) {
+    hl_lost(HL_LOST_INSIDE);
+    return NULL;
+  }
+  struct hl_buffer *b = acquire();
+  if (b) hl_tls.holding = 1;
+  return b;
+}
+
+// Writes what signal handlers deferred meanwhile, then lets the buffer go.
+void hl_release(struct hl_buffer *b) {
+  if (HL_UNLIKELY(atomic_load_explicit(&hl_tls.deferred_tail, memory_order_relaxed) !=
+                  atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed)) &&
+      atomic_load_explicit(&hl_state, memory_order_relaxed) == HL_ON)
+    hl_drain(b);
+  hl_tls.holding = 0;
+  atomic_store_explicit(&b->state, HL_BUF_IDLE, memory_order_release);
+}
+
+static struct hl_buffer *acquire(void) {
   struct hl_buffer *b = hl_tls.buf;
   if (HL_UNLIKELY(!b || hl_tls.epoch != atomic_load_explicit(&hl_epoch, memory_order_relaxed))) {
     hl_tls.buf = NULL;
@@ -125,14 +151,10 @@ struct hl_buffer *hl_acquire(void) {
     sched_yield();  // a flusher, or a thread sharing it, has it for the length of one event
   }
   if (HL_UNLIKELY(atomic_load_explicit(&hl_state, memory_order_relaxed) != HL_ON)) {
-    hl_release(b);
+    atomic_store_explicit(&b->state, HL_BUF_IDLE, memory_order_release);
     return NULL;
   }
   return b;
-}
-
-void hl_release(struct hl_buffer *b) {
-  atomic_store_explicit(&b->state, HL_BUF_IDLE, memory_order_release);
 }
 
 // Flushes every buffer whose owner is between events. With `final`, waits for owners that are

@@ -1,8 +1,10 @@
 // Everything the shim must survive inside someone else's process, each with a known result.
 // Blocks are counted in named scopes, set through the shim's C API when it is preloaded:
 //   early    7 blocks of 111 bytes, made by a constructor
-//   signals  1,000 blocks of 200 bytes kept, of 100,000 made while a timer signal's handler
-//            mallocs and frees
+//   signals  the blocks of 64 bytes that a timer signal's handler mallocs, every other one freed
+//            again, while the main thread is inside the shim (reporting backing stores, which
+//            never calls glibc's malloc, so the handler's malloc is no undefined behaviour):
+//            the program prints how many it made and how many it kept
 //   threads  2,000 blocks of 1,000 bytes: 200 short-lived threads keep 10 each
 // It also dlopens libsqlite3 and opens a database there, and exits while a thread is still
 // allocating.
@@ -34,25 +36,37 @@ __attribute__((constructor)) static void early(void) {
   end_scope(token);
 }
 
+typedef void (*backing_alloc_fn)(uint64_t, uint64_t, const char *);
+typedef uint64_t (*backing_free_fn)(uint64_t);
+enum { HANDLER_BLOCKS = 200000 };
+static void *handler_blocks[HANDLER_BLOCKS];
+static volatile sig_atomic_t handler_made, handler_kept;
+
 static void on_alarm(int signal) {
   (void)signal;
-  free(malloc(64));  // not async-signal-safe, but programs do it, and it must not deadlock
+  if (handler_made >= HANDLER_BLOCKS) return;
+  void *p = malloc(64);
+  if (handler_made++ % 2) free(p);
+  else handler_blocks[handler_kept++] = p;
 }
 
 static void with_signals(void) {
+  backing_alloc_fn report = (backing_alloc_fn)dlsym(RTLD_DEFAULT, "heapline_backing_alloc");
+  backing_free_fn release = (backing_free_fn)dlsym(RTLD_DEFAULT, "heapline_backing_free");
+  if (!report || !release) return;
+  uint32_t token = scope("signals");
   signal(SIGALRM, on_alarm);
   struct itimerval every = {{0, 200}, {0, 200}};
   setitimer(ITIMER_REAL, &every, NULL);
-  static void *kept[1000];
-  uint32_t token = scope("signals");
-  for (int i = 0; i < 100000; i++) {
-    void *p = malloc(200);
-    if (i % 100 == 0) kept[i / 100] = p;
-    else free(p);
+  // In the shim nearly all the time, until the handler has run 1,000 times
+  for (int i = 0; handler_made < 1000 && i < 20000000; i++) {
+    report((uint64_t)i + 1, 4096, "hostile");
+    release((uint64_t)i + 1);
   }
-  end_scope(token);
   struct itimerval off = {{0, 0}, {0, 0}};
   setitimer(ITIMER_REAL, &off, NULL);
+  signal(SIGALRM, SIG_IGN);
+  end_scope(token);
 }
 
 static void *short_lived(void *arg) {
@@ -94,6 +108,7 @@ int main(void) {
   pthread_t forever;
   pthread_create(&forever, NULL, churn, NULL);
   printf("survived: api %s, sqlite %s\n", push ? "found" : "missing", database ? "open" : "no");
+  printf("handler made %d kept %d\n", (int)handler_made, (int)handler_kept);
   fflush(stdout);
   exit(0);  // with `forever` still allocating
 }
