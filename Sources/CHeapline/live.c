@@ -78,6 +78,8 @@ HL_HOOK void hl_live_insert(const struct hl_block *blk, struct hl_block *evicted
     while (s->slots[j].addr) j = (j + 1) & (s->capacity - 1);
     s->slots[j] = *blk;
     s->count++;
+  } else {
+    hl_lost(HL_LOST_MEMORY);  // no room to grow: this block's free will go unseen
   }
   hl_spin_unlock(&s->lock);
 }

@@ -5,7 +5,8 @@ public struct LostReason: RawRepresentable, Hashable, Sendable, CustomStringConv
   /// Wraps a reason code.
   public init(rawValue: UInt8) { self.rawValue = rawValue }
 
-  /// The shim could not map memory for its tables (`ulimit -v`, say).
+  /// The shim could not map memory for its tables (`ulimit -v`, say): an allocation it could
+  /// not record, or a block it could not track, whose free it will not see.
   public static let outOfMemory = LostReason(rawValue: 1)
   /// A signal handler allocated while its thread was inside the shim, more often than the
   /// shim's queue for such calls holds.

@@ -16,8 +16,7 @@ public struct TraceTrailer: Hashable, Sendable {
     /// and killed the process with SIGKILL.
     public static let memoryLimit = EndReason(rawValue: 3)
     /// The process ended before the shim could finish the trace (`_exit`, `abort`, a crash, a
-    /// kill, `exec`): `heapline record` wrote what the shim's buffers still held, then this
-    /// trailer.
+    /// kill): `heapline record` wrote what the shim's buffers still held, then this trailer.
     public static let endedUnfinished = EndReason(rawValue: 4)
     /// The process ran `exec`: this trace is the program before it, moved aside as `PATH.N`;
     /// the next program's trace follows at the path asked for.
