@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,7 +31,9 @@ static void hl_fork_child(void) {
   // executes is a new process, which `heapline record` does not trace.
   atomic_store(&hl_state, HL_OFF);
   hl_threads_after_fork_child();
-  hl_sampler_buffer = NULL;  // in the parent's shared memory, unmapped by the line above
+  if (hl_sampler_buffer)  // the parent's, like the threads' buffers
+    munmap(hl_sampler_buffer, (sizeof *hl_sampler_buffer + 4095) / 4096 * 4096);
+  hl_sampler_buffer = NULL;
   hl_shared_detach_in_child();
   hl_sampler_forget();
   hl_pressure_after_fork_child();
@@ -51,6 +54,9 @@ static int hl_begin(const char *path, unsigned depth, int in_process) {
   if (!hl_sampler_buffer) hl_sampler_buffer = hl_shared_new_buffer();
   if (!hl_sampler_buffer) return ENOMEM;
   hl_buffer_reset(hl_sampler_buffer, 0, (uint32_t)getpid());
+  // Only the shim's thread writes it, with no handing over; in use, so that the recorder
+  // writes what it holds (modules, samples, marks) if the process dies.
+  atomic_store(&hl_sampler_buffer->state, HL_BUF_BUSY);
   hl_swift_begin();
   hl_categories_emit_all(hl_sampler_buffer);
   hl_modules_emit_if_changed(hl_sampler_buffer, 1);
