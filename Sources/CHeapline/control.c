@@ -88,6 +88,7 @@ void hl_lazy_init(void) {
   static _Atomic int once;
   if (atomic_exchange(&once, 1)) return;  // another call is initializing: it goes untraced
   hl_tls.guard++;
+  hl_log_init();
   hl_options_load();
   const char *path = hl_option("HEAPLINE_OUTPUT");
   // Only the program that `heapline record` started is traced, not the programs it runs (the

@@ -292,6 +292,7 @@ void hl_unmap(void *p, size_t bytes);
 void hl_spin_lock(_Atomic int *lock);
 void hl_spin_unlock(_Atomic int *lock);
 void hl_log(const char *msg, const char *detail);  // one line on stderr, no malloc
+void hl_log_init(void);  // notes which file the program's stderr is
 int hl_install_handler(int sig, void (*handler)(int));
 uint64_t hl_env_ms_as_ns(const char *name);
 

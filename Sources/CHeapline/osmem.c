@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,8 +49,27 @@ uint64_t hl_now(void) {
   return now > hl_start_ns ? now - hl_start_ns : 0;
 }
 
+// The stderr the program started with: the shim writes to descriptor 2 only while it is still
+// that, never into a file that the program opened there after closing its stderr.
+static dev_t hl_stderr_dev;
+static ino_t hl_stderr_ino;
+static int hl_stderr_known;
+
+void hl_log_init(void) {
+  struct stat st;
+  hl_stderr_known = fstat(2, &st) == 0 ? 1 : -1;
+  if (hl_stderr_known > 0) hl_stderr_dev = st.st_dev, hl_stderr_ino = st.st_ino;
+}
+
 void hl_log(const char *msg, const char *detail) {
   int saved = errno;
+  struct stat st;
+  if (hl_stderr_known < 0 ||
+      (hl_stderr_known > 0 && (fstat(2, &st) != 0 || st.st_dev != hl_stderr_dev ||
+                               st.st_ino != hl_stderr_ino))) {
+    errno = saved;
+    return;
+  }
   char line[512];
   size_t n = 0;
   const char *parts[] = {"heapline: ", msg, detail ? detail : "", "\n"};

@@ -52,8 +52,8 @@ import Testing
   }
 
   @Test func aProgramThatClosesEveryDescriptorKeepsItsFileAndItsTrace() throws {
-    // Given a program that closes every descriptor above 2, then opens a file of its own and
-    // writes 20,000 lines while it allocates 20,000 blocks
+    // Given a program that closes every descriptor above 1, its stderr too, then opens a file
+    // of its own (which takes number 2) and writes 20,000 lines while it allocates 20,000 blocks
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("endings", in: dir)
     let trace = dir.appendingPathComponent("closeall.trace").path
@@ -61,7 +61,8 @@ import Testing
     let result = try Harness.heapline(
       ["record", "--no-leaks", "-o", trace, "--", program, "closeall", output])
     #expect(result.status == 0)
-    // Its file holds exactly its lines, none of the trace's chunks
+    // Its file holds exactly its lines: none of the trace's chunks, nor the shim's notice that
+    // it reopened the trace
     let text = try String(contentsOfFile: output, encoding: .utf8)
     #expect(text == (0..<20000).map { "line \($0)\n" }.joined())
     // And the trace holds every block, the shim having reopened it

@@ -4,7 +4,7 @@
 //   exec PROGRAM                      exec PROGRAM (with the rest of argv) after the blocks
 //   exec-fails                        an exec that fails, then 3,000 more blocks, then exit
 //   daemon                            daemon(): the parent _exits, the child allocates on
-//   closeall FILE                     closes every descriptor above 2 (as daemons do), opens
+//   closeall FILE                     closes every descriptor above 1 (as daemons do), opens
 //                                     FILE, writes 20,000 lines to it while allocating 20,000
 //                                     blocks more (enough to fill the shim's buffers), exits
 //   look                              prints the HEAPLINE_* and LD_PRELOAD variables it sees,
@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(mode, "closeall") && argc > 2) {
-    for (int fd = 3; fd < 4096; fd++) close(fd);
+    for (int fd = 2; fd < 4096; fd++) close(fd);  // its stderr too: the file takes number 2
     int out = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (out < 0) return 122;
     char line[32];
