@@ -71,6 +71,7 @@ extension HeaplineCommand {
       let name = String(program.split(separator: "/").last ?? "program")
       let path = ProgramLocator.absolute(output ?? "heapline.\(name).\(getpid()).trace")
       try TraceFileCheck.prepare(path)
+      TraceRecovery.clearExecTraces(of: path)
       let shared = try SharedBuffers()
       var environment = [
         "LD_PRELOAD": preload, "HEAPLINE_OUTPUT": path, "HEAPLINE_DEPTH": String(depth),

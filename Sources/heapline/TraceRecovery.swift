@@ -1,9 +1,28 @@
 import HeaplineTrace
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// What `record` does after the program has ended: when the shim could not finish the trace
 /// (the program called `_exit`, aborted, crashed, was killed or ran `exec`), the recorder writes
 /// what the shim's shared buffers still hold and the trailer, and says so.
 enum TraceRecovery {
+  /// Before a recording to `path`: removes PATH.1, PATH.2… that an earlier recording's exec'd
+  /// programs left, as long as they are traces, so that this recording's are numbered from 1
+  /// and none of them is mistaken for this run's.
+  static func clearExecTraces(of path: String) {
+    var removed = 0
+    for n in 1... {
+      let side = "\(path).\(n)"
+      guard isTrace(side), unlink(side) == 0 else { break }
+      removed += 1
+    }
+    if removed > 0 {
+      CLIOutput.note("removed \(removed) trace(s) that an earlier recording left at \(path).N")
+    }
+  }
+
   static func finish(trace path: String, shared: SharedBuffers, status: ChildProcess.Status)
     throws
   {
@@ -23,4 +42,13 @@ enum TraceRecovery {
         + "last \(recovery.chunks) buffer(s), \(recovery.allocs) allocation(s) and "
         + "\(recovery.frees) free(s), from shared memory")
   }
+}
+
+/// Whether the file starts with the trace magic, `HEAPLINE`.
+private func isTrace(_ path: String) -> Bool {
+  let fd = open(path, O_RDONLY | O_CLOEXEC)
+  guard fd >= 0 else { return false }
+  defer { close(fd) }
+  var magic = [UInt8](repeating: 0, count: 8)
+  return read(fd, &magic, 8) == 8 && magic == TraceConstants.fileMagic
 }

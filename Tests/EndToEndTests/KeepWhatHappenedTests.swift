@@ -73,6 +73,11 @@ import Testing
     #expect(blocks(after)?.persistentCount == 5000)
     #expect(blocks(before)?.persistentCount == 5000)
     #expect(before.trace.pid == after.trace.pid)
+    // Recorded again to the same path, the earlier run's TRACE.1 is replaced, not added to
+    let again = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace.path, "--", program, "exec", program, "exit"])
+    #expect(again.stderr.contains("ran exec 1 time(s): the trace of each program before it is in \(trace.path).1"))
+    #expect(!FileManager.default.fileExists(atPath: trace.path + ".2"))
   }
 
   @Test func aFailedExecKeepsBothHalves() throws {
