@@ -5,32 +5,50 @@ import Foundation
 #endif
 
 /// A child process that a test starts, watches and signals while it runs, unlike
-/// `Harness.run`, which waits for the end. It never outlives the test: `kill()` ends it.
+/// `Harness.run`, which waits for the end. It never outlives the test: `kill()` ends it. Spawned
+/// and reaped with posix_spawn and waitpid, which need no run loop.
 final class ProcessUnderDeadline {
-  private let process = Process()
+  private let pid: pid_t
+  private var status: Int32?
 
   init(_ executable: String, _ arguments: [String]) throws {
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    for fd: Int32 in 0...2 {
+      posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
+    }
+    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var child = pid_t()
+    let err = posix_spawn(&child, executable, &actions, nil, argv, environ)
+    guard err == 0 else { throw HarnessError("cannot run \(executable): \(String(cString: strerror(err)))") }
+    pid = child
   }
 
-  /// Its exit status once it has ended, or nil when it is still running after `seconds`.
+  /// Its exit status (128 + N for signal N) once it has ended, or nil when it is still running
+  /// after `seconds`.
   func wait(seconds: Double) -> Int32? {
     let deadline = Date().addingTimeInterval(seconds)
-    while process.isRunning {
-      if Date() >= deadline { return nil }
-      usleep(2_000)
+    while status == nil {
+      var raw: Int32 = 0
+      if waitpid(pid, &raw, WNOHANG) == pid {
+        status = raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+      } else if Date() >= deadline {
+        return nil
+      } else {
+        usleep(2_000)
+      }
     }
-    return process.terminationStatus
+    return status
   }
 
   func kill() {
-    if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
+    guard status == nil else { return }
+    Glibc.kill(pid, SIGKILL)
+    var raw: Int32 = 0
+    _ = waitpid(pid, &raw, 0)
+    status = 128 + SIGKILL
   }
 }
 
