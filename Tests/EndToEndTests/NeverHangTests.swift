@@ -13,9 +13,12 @@ import Testing
 @Suite struct NeverHangTests {
   /// `heapline record ARGUMENTS` under coreutils' timeout, so that a hang ends the run with
   /// status 124 instead of stalling the suite.
-  func record(_ arguments: [String], seconds: Int = 30) throws -> Harness.Result {
+  func record(_ arguments: [String], environment: [String: String] = [:]) throws
+    -> Harness.Result
+  {
     try Harness.run(
-      "/usr/bin/timeout", ["-k", "5", "\(seconds)", Harness.heapline, "record"] + arguments)
+      "/usr/bin/timeout", ["-k", "5", "30", Harness.heapline, "record"] + arguments,
+      environment: environment)
   }
 
   @Test func aProgramThatReapsChildrenInASigchldHandlerEndsEveryOneOfFortyRuns() throws {
@@ -53,7 +56,13 @@ import Testing
     }
   }
 
-  @Test func aThreadThatCannotStopIsCountedAsUnresponsiveAndTheExitScanGoesOn() throws {
+  /// The two ways of stopping the world: ptrace, and signals (HEAPLINE_STOP_SIGNAL=27, SIGPROF).
+  static let stopMechanisms: [[String: String]] = [[:], ["HEAPLINE_STOP_SIGNAL": "27"]]
+
+  @Test(arguments: stopMechanisms)
+  func aThreadThatCannotStopIsCountedAsUnresponsiveAndTheExitScanGoesOn(
+    environment: [String: String]
+  ) throws {
     // Given a program with a thread waiting for a vfork child (no signal and no ptrace stop
     // reaches it until the child ends, 30 s later), 200,000 list nodes kept and 7 blocks of 24
     // bytes lost
@@ -62,7 +71,7 @@ import Testing
     let trace = dir.appendingPathComponent("stuck.trace")
     let pidFile = dir.appendingPathComponent("pid").path
     // When it is recorded, with the exit scan
-    let result = try record(["-o", trace.path, "--", program, pidFile])
+    let result = try record(["-o", trace.path, "--", program, pidFile], environment: environment)
     // Then the scan gives up on that thread after its deadline, scans its stack whole, and
     // finds exactly the lost blocks; the program ends as it would untraced
     #expect(result.status == 0, "\(result.stderr)")
