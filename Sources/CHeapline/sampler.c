@@ -48,18 +48,19 @@ void hl_sampler_housekeeping(void) {
 extern _Atomic int32_t hl_pressure_tid;  // pressure.c
 
 // Whether every thread but the shim's own has exited. The main thread goes first: until it has,
-// a look at its state is all it takes; afterwards it stays a zombie while the others run.
+// a look at its state is all it takes; afterwards it stays a zombie while the others run, and
+// the first other thread found alive settles it.
 static int alone(void) {
   int32_t pid = (int32_t)getpid(), self = (int32_t)hl_raw(SYS_gettid, 0, 0, 0, 0);
   if (pid == self || !hl_task_state_dead(hl_task_state(pid, pid))) return 0;
   int32_t tids[64];
   int n = hl_tasks_list(pid, tids, 64);
-  if (n < 0 || n == 64) return 0;
+  if (n < 0) return 0;
   for (int i = 0; i < n; i++)
-    if (tids[i] != self && tids[i] != atomic_load(&hl_pressure_tid) &&
+    if (tids[i] != pid && tids[i] != self && tids[i] != atomic_load(&hl_pressure_tid) &&
         !hl_task_state_dead(hl_task_state(pid, tids[i])))
       return 0;
-  return 1;
+  return n < 64;
 }
 
 // What glibc's last thread does when it exits (nptl's start_thread, and __libc_start_call_main

@@ -18,7 +18,6 @@
 // system calls, no cancellation points: a scanner cancelled with the world stopped would leave
 // it stopped for good.
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -145,14 +144,8 @@ static int signal_new_threads(int32_t self) {
 
 // Whether the thread blocks the stop signal, from the SigBlk line of its /proc status.
 static int blocks_signal(int32_t tid) {
-  char path[64], text[2048];
-  hl_task_path(path, getpid(), tid, "status");
-  long fd = hl_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  long len = hl_raw(SYS_read, fd, text, sizeof text - 1, 0);
-  hl_raw(SYS_close, fd, 0, 0, 0);
-  if (len <= 0) return 0;
-  text[len] = 0;
+  char text[2048];
+  if (hl_task_read(getpid(), tid, "status", text, sizeof text) <= 0) return 0;
   const char *line = strstr(text, "SigBlk:");
   if (!line) return 0;
   uint64_t mask = 0;

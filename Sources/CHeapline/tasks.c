@@ -82,15 +82,20 @@ int hl_tasks_list(int32_t tgid, int32_t *tids, int capacity) {
   return got < 0 ? (int)got : count;
 }
 
-char hl_task_state(int32_t tgid, int32_t tid) {
-  char path[64], text[512];
-  hl_task_path(path, tgid, tid, "stat");
+long hl_task_read(int32_t tgid, int32_t tid, const char *leaf, char *text, size_t capacity) {
+  char path[64];
+  hl_task_path(path, tgid, tid, leaf);
   long fd = hl_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  long len = hl_raw(SYS_read, fd, text, sizeof text - 1, 0);
+  if (fd < 0) return fd;
+  long len = hl_raw(SYS_read, fd, text, capacity - 1, 0);
   hl_raw(SYS_close, fd, 0, 0, 0);
-  if (len <= 0) return 0;
-  text[len] = 0;
+  text[len > 0 ? len : 0] = 0;
+  return len;
+}
+
+char hl_task_state(int32_t tgid, int32_t tid) {
+  char text[512];
+  if (hl_task_read(tgid, tid, "stat", text, sizeof text) <= 0) return 0;
   // "tid (comm) S ...": the name may hold spaces and parentheses, so the state follows the
   // last ')'.
   const char *close = NULL;

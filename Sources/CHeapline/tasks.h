@@ -4,6 +4,7 @@
 #ifndef HEAPLINE_TASKS_H
 #define HEAPLINE_TASKS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 // A system call that reports failure as -errno and never touches errno.
@@ -14,6 +15,9 @@ uint64_t hl_raw_monotonic_ns(void);
 
 // The threads of process `tgid`, up to `capacity` of them; their count, or -errno.
 int hl_tasks_list(int32_t tgid, int32_t *tids, int capacity);
+
+// Reads /proc/TGID/task/TID/LEAF into `text`, NUL-terminated; its length, or -errno.
+long hl_task_read(int32_t tgid, int32_t tid, const char *leaf, char *text, size_t capacity);
 
 // The state letter of thread `tid` of `tgid` in its /proc stat ('R', 'S', 'Z', 't', ...), or 0
 // when it is gone.

@@ -51,7 +51,8 @@ import Testing
       #expect(result.status == 3, "run \(run) ended with \(result.status): \(result.stderr)")
       let reader = try TraceReader(path: trace.path)
       #expect(reader.isComplete)
-      #expect(try LeakReport.read(path: trace.path, scan: nil, symbolizer: nil).scan.trigger == .exit)
+      #expect(
+        try LeakReport.read(path: trace.path, scan: nil, symbolizer: nil).scan.trigger == .exit)
       if result.status != 3 { break }
     }
   }
@@ -95,8 +96,11 @@ import Testing
       Harness.heapline, ["record", "-o", trace.path, "--", program, pidFile])
     defer { recorder.kill() }
     let pid = try #require(
-      waitFor(seconds: 30) { (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
-        pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) } })
+      waitFor(seconds: 30) {
+        (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
+          pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+      })
     // When the scan's helper has attached to the program's threads
     let helper = try #require(waitFor(seconds: 30) { Proc.tracer(ofAnyThreadOf: pid) })
     let helperStart = try #require(Proc.stat(helper))

@@ -22,7 +22,9 @@ final class ProcessUnderDeadline {
     defer { for pointer in argv { free(pointer) } }
     var child = pid_t()
     let err = posix_spawn(&child, executable, &actions, nil, argv, environ)
-    guard err == 0 else { throw HarnessError("cannot run \(executable): \(String(cString: strerror(err)))") }
+    guard err == 0 else {
+      throw HarnessError("cannot run \(executable): \(String(cString: strerror(err)))")
+    }
     pid = child
   }
 
@@ -78,10 +80,13 @@ enum Proc {
   static func tracer(ofAnyThreadOf pid: pid_t) -> pid_t? {
     let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
     for task in tasks {
-      guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
+      guard
+        let status = try? String(
+          contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
       else { continue }
       for line in status.split(separator: "\n") where line.hasPrefix("TracerPid:") {
-        if let tracer = pid_t(line.dropFirst(10).trimmingCharacters(in: .whitespaces)), tracer != 0 {
+        if let tracer = pid_t(line.dropFirst(10).trimmingCharacters(in: .whitespaces)), tracer != 0
+        {
           return tracer
         }
       }
