@@ -95,12 +95,7 @@ import Testing
     let recorder = try ProcessUnderDeadline(
       Harness.heapline, ["record", "-o", trace.path, "--", program, pidFile])
     defer { recorder.kill() }
-    let pid = try #require(
-      waitFor(seconds: 30) {
-        (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
-          pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
-        }
-      })
+    let pid = try #require(waitFor(seconds: 30) { Proc.pid(inFile: pidFile) })
     // When the scan's helper has attached to the program's threads
     let helper = try #require(waitFor(seconds: 30) { Proc.tracer(ofAnyThreadOf: pid) })
     let helperStart = try #require(Proc.stat(helper))
@@ -116,6 +111,34 @@ import Testing
       return now.state == "Z" || now.state == "X" ? true : nil
     }
     #expect(helperGone == true, "the scan's helper \(helper) is still alive")
+  }
+
+  @Test func aScanWhoseHelperStopsAnsweringIsAbandonedAndSaysSo() throws {
+    // Given the program with the thread that cannot stop, recorded
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("stuckthread", in: dir)
+    let trace = dir.appendingPathComponent("abandoned.trace")
+    let pidFile = dir.appendingPathComponent("pid").path
+    let errors = dir.appendingPathComponent("stderr").path
+    let recorder = try ProcessUnderDeadline(
+      Harness.heapline, ["record", "-o", trace.path, "--", program, pidFile], stderr: errors)
+    defer { recorder.kill() }
+    let pid = try #require(waitFor(seconds: 30) { Proc.pid(inFile: pidFile) })
+    // When the exit scan's helper is stopped with SIGSTOP while it waits for that thread
+    let helper = try #require(waitFor(seconds: 30) { Proc.tracer(ofAnyThreadOf: pid) })
+    #expect(Glibc.kill(helper, SIGSTOP) == 0)
+    // Then the scanner stops waiting for it, kills it, which lets every thread go, and says on
+    // stderr that the scan was abandoned; the program ends as it would untraced
+    let status = recorder.wait(seconds: 20)
+    #expect(status == 0, "record \(status.map { "ended with \($0)" } ?? "hung")")
+    let stderr = try String(contentsOfFile: errors, encoding: .utf8)
+    #expect(
+      stderr.contains(
+        "heapline: leak scan abandoned: the program's threads could not be stopped in time\n"))
+    #expect(try TraceReader(path: trace.path).isComplete)
+    #expect(throws: (any Error).self) {
+      try LeakReport.read(path: trace.path, scan: nil, symbolizer: nil)
+    }
   }
 
   @Test func whenTheMainThreadCallsPthreadExitTheProcessEndsAfterItsLastThread() throws {

@@ -11,13 +11,15 @@ final class ProcessUnderDeadline {
   private let pid: pid_t
   private var status: Int32?
 
-  init(_ executable: String, _ arguments: [String]) throws {
+  /// Runs `executable` with its stdin and stdout on /dev/null, and its stderr into the file
+  /// `stderr` (or /dev/null).
+  init(_ executable: String, _ arguments: [String], stderr: String = "/dev/null") throws {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
-    for fd: Int32 in 0...2 {
-      posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-    }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     var child = pid_t()
@@ -74,6 +76,13 @@ enum Proc {
     }
     return Stat(
       name: String(text[text.index(after: open)..<close]), state: state, startTime: start)
+  }
+
+  /// The pid that a program wrote into `path`, once it has.
+  static func pid(inFile path: String) -> pid_t? {
+    (try? String(contentsOfFile: path, encoding: .utf8)).flatMap {
+      pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
   }
 
   /// The process that traces one of `pid`'s threads, if one does.
