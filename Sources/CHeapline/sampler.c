@@ -22,7 +22,6 @@ static int hl_started;
 static unsigned hl_tick_ms = 100;
 struct hl_buffer *hl_sampler_buffer;  // the shim's own buffer, thread serial 0
 static int hl_statm = -1;
-static sigset_t hl_program_mask;  // of the thread that started the sampler
 
 uint64_t hl_read_rss(void) {
   if (hl_statm < 0) hl_statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
@@ -46,6 +45,7 @@ void hl_sampler_housekeeping(void) {
 }
 
 extern _Atomic int32_t hl_pressure_tid;  // pressure.c
+static sigset_t hl_program_mask;  // of the thread that started the sampler
 
 // Whether every thread but the shim's own has exited. The main thread goes first: until it has,
 // a look at its state is all it takes; afterwards it stays a zombie while the others run, and

@@ -54,6 +54,7 @@ static struct {
   _Atomic int phase;
   int32_t tgid, self;
   uint32_t count, pending;
+  int held_too_long;  // the hold's deadline passed: the threads ran before the scan ended
   int32_t tids[HL_MAX_TRACED];
   int signals[HL_MAX_TRACED];  // a signal the thread was stopped with, to deliver on detach
   uint8_t seen[HL_MAX_TRACED];  // HL_SEEN_*
@@ -185,10 +186,6 @@ static void release_all(void) {
   hl_trace.count = 0;
 }
 
-static void helper_say(const char *text) {
-  hl_raw(SYS_write, 2, text, strlen(text), 0);
-}
-
 // The helper's own copy of the handlers, not the program's: SIGCHLD at its default, since the
 // program's SIG_IGN or SA_NOCLDSTOP would keep the tracees' stops from being signalled to it.
 static int helper_setup(void) {
@@ -222,9 +219,7 @@ static int tracer_main(void *arg) {
   }
   set_phase(HL_STOPPED);
   uint64_t held = hl_raw_monotonic_ns();
-  if (wait_while(HL_STOPPED, held + HL_HOLD_NS, 1) == HL_STOPPED && parent_alive())
-    helper_say("heapline: the leak scan held the program's threads for 60 s: they run again, "
-               "and the scan may miss what they change\n");
+  hl_trace.held_too_long = wait_while(HL_STOPPED, held + HL_HOLD_NS, 1) == HL_STOPPED;
   release_all();
   set_phase(HL_DONE);
   return 0;
@@ -288,6 +283,9 @@ int hl_ptrace_stop(int32_t self, struct hl_thread_state *(*slot_for)(int32_t tid
 }
 
 void hl_ptrace_resume(void) {
+  if (hl_trace.held_too_long)  // the helper says nothing itself: it may not touch errno
+    hl_log("the leak scan held the program's threads for 60 s: they ran again before it ended, "
+           "and it may have missed what they changed", NULL);
   set_phase(HL_RESUME);
   wait_while(HL_RESUME, hl_raw_monotonic_ns() + HL_HELPER_NS, 0);
   forget_helper(hl_tracer);
