@@ -161,6 +161,8 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
     if (err || !changed || attempt == 2) break;
     release(&r);  // a module was loaded or unloaded meanwhile: its segments may be missing
   }
+  if (err == ETIMEDOUT)  // the ptrace helper never answered; it was killed, and nothing waits
+    hl_log("leak scan abandoned: the program's threads could not be stopped in time", NULL);
   int mine = gettid_raw() == atomic_load(&hl_sampler_tid);  // the shim's own thread
   struct hl_buffer *b = err ? NULL : mine ? hl_sampler_buffer : hl_acquire();
   if (b) {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -214,8 +215,11 @@ static void drain_queue(void) {
   }
 }
 
+_Atomic int32_t hl_pressure_tid;  // sampler.c ends the process when only the shim's are left
+
 static void *pressure_main(void *arg) {
   (void)arg;
+  atomic_store(&hl_pressure_tid, (int32_t)syscall(SYS_gettid));
   for (;;) {
     int psi = atomic_load(&hl_psi_fd);
     struct pollfd fds[2] = {{.fd = hl_wake_fd, .events = POLLIN}, {.fd = psi, .events = POLLPRI}};

@@ -1,14 +1,20 @@
 // The shim's own thread. Every tick it samples RSS; every few ticks it names new Swift types,
 // writes the module map if objects were loaded, and flushes idle threads' buffers, so that a
 // process killed with SIGKILL leaves a trace readable up to half a second before its death.
+//
+// It also ends the process when the program's last thread has gone (issue 8): a process lives
+// while any of its threads does, so after a main thread's pthread_exit this thread alone would
+// keep it alive for ever, as heaptrack's does.
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "tasks.h"
 
 static pthread_t hl_thread;
 static _Atomic int hl_running;
@@ -39,6 +45,36 @@ void hl_sampler_housekeeping(void) {
   hl_buffer_flush(b);
 }
 
+extern _Atomic int32_t hl_pressure_tid;  // pressure.c
+static sigset_t hl_program_mask;  // of the thread that started the sampler
+
+// Whether every thread but the shim's own has exited. The main thread goes first: until it has,
+// a look at its state is all it takes; afterwards it stays a zombie while the others run, and
+// the first other thread found alive settles it.
+static int alone(void) {
+  int32_t pid = (int32_t)getpid(), self = (int32_t)hl_raw(SYS_gettid, 0, 0, 0, 0);
+  if (pid == self || !hl_task_state_dead(hl_task_state(pid, pid))) return 0;
+  int32_t tids[64];
+  int n = hl_tasks_list(pid, tids, 64);
+  if (n < 0) return 0;
+  for (int i = 0; i < n; i++)
+    if (tids[i] != pid && tids[i] != self && tids[i] != atomic_load(&hl_pressure_tid) &&
+        !hl_task_state_dead(hl_task_state(pid, tids[i])))
+      return 0;
+  return n < 64;
+}
+
+// What glibc's last thread does when it exits (nptl's start_thread, and __libc_start_call_main
+// after the main thread's pthread_exit): exit(0), which runs atexit handlers and destructors,
+// and so the preload library's, which finishes the trace. They run as on a program thread:
+// recorded, with the program's signal mask.
+static void exit_as_the_last_thread(void) {
+  atomic_store(&hl_running, 0);
+  hl_tls.internal = 0;
+  pthread_sigmask(SIG_SETMASK, &hl_program_mask, NULL);
+  exit(0);
+}
+
 static void *hl_main(void *arg) {
   (void)arg;
   hl_tls.internal = 1;  // what this thread allocates (the Swift runtime, naming) is not traced
@@ -48,6 +84,7 @@ static void *hl_main(void *arg) {
     struct timespec pause = {0, 10 * 1000 * 1000};
     nanosleep(&pause, NULL);
     hl_leaks_poll(hl_now());  // leak scans asked for by a signal or a timer
+    if (alone()) exit_as_the_last_thread();
     if (++ticks % (hl_tick_ms / 10) != 0) continue;
     uint64_t now = hl_now(), rss = hl_read_rss();
     // Marks first: they carry earlier times (a signal's arrival, a timer's exact multiple),
@@ -73,15 +110,18 @@ void hl_sampler_start(void) {
   sigfillset(&all);
   sigdelset(&all, hl_stopworld_signal());  // a leak scan must be able to stop it
   pthread_sigmask(SIG_SETMASK, &all, &old);
+  hl_program_mask = old;
   hl_tls.guard++;
   hl_started = pthread_create(&hl_thread, NULL, hl_main, NULL) == 0;
   hl_tls.guard--;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+// From the destructor on whatever thread ends the process: the sampler itself, when the
+// program's threads had all gone, may not join itself.
 void hl_sampler_stop(void) {
   atomic_store(&hl_running, 0);
-  if (hl_started) pthread_join(hl_thread, NULL);
+  if (hl_started && !pthread_equal(pthread_self(), hl_thread)) pthread_join(hl_thread, NULL);
   hl_started = 0;
 }
 

@@ -12,8 +12,12 @@
 // from a profiler's, which it passes on to the handler the program had. The handler stays
 // installed once set (and is set again if the program replaced it): a thread that had the
 // signal blocked may take it after the scan, and must then find a handler that returns.
+//
+// Every wait has a deadline (issue 8): a thread has 500 ms to answer, the whole stop 2 s, and a
+// parked thread goes back to work after 60 s even if the scan has not let it go. Sleeps are raw
+// system calls, no cancellation points: a scanner cancelled with the world stopped would leave
+// it stopped for good.
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -26,8 +30,11 @@
 #include <unistd.h>
 
 #include "leakscan.h"
+#include "tasks.h"
 
 enum { HL_STOP_CAPACITY = 8192, HL_ANSWER_NS = 500 * 1000 * 1000, HL_BLOCKED_NS = 2 * 1000 * 1000 };
+#define HL_WORLD_NS ((uint64_t)2000 * 1000 * 1000)
+#define HL_PARK_NS ((uint64_t)60 * 1000 * 1000 * 1000)
 #define HL_STOP_COOKIE ((void *)(uintptr_t)0x48454150u)  // "HEAP"
 
 static _Atomic uint32_t hl_generation;  // odd while the world is being stopped or is stopped
@@ -43,6 +50,12 @@ int hl_stopworld_signal(void) {
     sig = v > 0 && v < NSIG ? v : SIGPROF;
   }
   return sig;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static struct hl_thread_state *slot_of(int32_t tid, int insert) {
@@ -83,8 +96,11 @@ static void on_stop(int sig, siginfo_t *info, void *context) {
   __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
   slot->tp = tp;
   atomic_store_explicit(&slot->acked, gen, memory_order_release);
-  while (atomic_load(&hl_generation) == gen)
-    syscall(SYS_futex, &hl_generation, FUTEX_WAIT_PRIVATE, gen, NULL, NULL, 0);
+  uint64_t parked = now_ns();
+  while (atomic_load(&hl_generation) == gen && now_ns() - parked < HL_PARK_NS) {
+    struct timespec pause = {1, 0};
+    hl_raw6(SYS_futex, (long)&hl_generation, FUTEX_WAIT_PRIVATE, gen, (long)&pause, 0, 0);
+  }
   errno = saved;
 }
 
@@ -101,68 +117,35 @@ void hl_stopworld_install(void) {
   sigaction(hl_stopworld_signal(), &action, &hl_previous);
 }
 
-struct hl_dirent64 {
-  uint64_t ino;
-  int64_t off;
-  unsigned short reclen;
-  unsigned char type;
-  char name[];
-};
-
 // Signals the threads not seen before; returns how many were new.
-static int signal_new_threads(struct hl_world *w, int32_t self) {
-  long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  char buf[4096];
+static int signal_new_threads(int32_t self) {
+  static int32_t tids[HL_STOP_CAPACITY];  // only the scanner, holding the scan lock, uses it
+  int n = hl_tasks_list(getpid(), tids, HL_STOP_CAPACITY);
+  if (n < 0) return -1;
   int fresh = 0;
-  long n;
-  while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
-    for (long at = 0; at < n;) {
-      const struct hl_dirent64 *d = (const struct hl_dirent64 *)(buf + at);
-      at += d->reclen;
-      int32_t tid = 0;
-      for (const char *c = d->name; *c >= '0' && *c <= '9'; c++) tid = tid * 10 + (*c - '0');
-      if (tid <= 0 || tid == self || slot_of(tid, 0)) continue;
-      struct hl_thread_state *slot = slot_of(tid, 1);
-      if (!slot) continue;  // more than 8,192 threads: the rest run on, unscanned
-      w->count++;
-      fresh++;
-      siginfo_t info;
-      memset(&info, 0, sizeof info);
-      info.si_signo = hl_stopworld_signal();
-      info.si_code = SI_QUEUE;
-      info.si_pid = getpid();
-      info.si_uid = getuid();
-      info.si_value.sival_ptr = HL_STOP_COOKIE;
-      if (syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, info.si_signo, &info) != 0)
-        slot->stopped = HL_THREAD_GONE;
-    }
+  for (int k = 0; k < n; k++) {
+    int32_t tid = tids[k];
+    if (tid == self || slot_of(tid, 0)) continue;
+    struct hl_thread_state *slot = slot_of(tid, 1);
+    if (!slot) continue;  // more than 8,192 threads: the rest run on, unscanned
+    fresh++;
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    info.si_signo = hl_stopworld_signal();
+    info.si_code = SI_QUEUE;
+    info.si_pid = getpid();
+    info.si_uid = getuid();
+    info.si_value.sival_ptr = HL_STOP_COOKIE;
+    if (syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, info.si_signo, &info) != 0)
+      slot->stopped = HL_THREAD_GONE;
   }
-  syscall(SYS_close, fd);
   return fresh;
-}
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 // Whether the thread blocks the stop signal, from the SigBlk line of its /proc status.
 static int blocks_signal(int32_t tid) {
-  char path[64] = "/proc/self/task/", text[2048];
-  size_t n = 16;
-  char digits[16];
-  int d = 0;
-  for (int32_t v = tid; v > 0 && d < 15; v /= 10) digits[d++] = (char)('0' + v % 10);
-  while (d > 0) path[n++] = digits[--d];
-  memcpy(path + n, "/status", 8);
-  long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  long len = syscall(SYS_read, fd, text, sizeof text - 1);
-  syscall(SYS_close, fd);
-  if (len <= 0) return 0;
-  text[len] = 0;
+  char text[2048];
+  if (hl_task_read(getpid(), tid, "status", text, sizeof text) <= 0) return 0;
   const char *line = strstr(text, "SigBlk:");
   if (!line) return 0;
   uint64_t mask = 0;
@@ -173,7 +156,9 @@ static int blocks_signal(int32_t tid) {
 }
 
 // Waits until every signalled thread has answered, has gone, or has had its time. A thread that
-// has not answered after 2 ms and blocks the signal is not waited for any longer.
+// has not answered after 2 ms and blocks the signal is not waited for any longer, nor one that
+// has exited: a main thread that called pthread_exit is a zombie until the process ends, and
+// takes signals without ever running a handler.
 static void wait_for_answers(uint32_t gen) {
   uint64_t start = now_ns();
   int checked = 0;
@@ -186,6 +171,8 @@ static void wait_for_answers(uint32_t gen) {
       if (t->stopped) continue;
       if (atomic_load_explicit(&t->acked, memory_order_acquire) == gen) t->stopped = HL_THREAD_STOPPED;
       else if (round % 64 == 63 && syscall(SYS_tgkill, getpid(), t->tid, 0) != 0)
+        t->stopped = HL_THREAD_GONE;
+      else if (check && hl_task_state_dead(hl_task_state(getpid(), t->tid)))
         t->stopped = HL_THREAD_GONE;
       else if (check && blocks_signal(t->tid)) t->stopped = HL_THREAD_UNRESPONSIVE;
       else waiting++;
@@ -200,7 +187,7 @@ static void wait_for_answers(uint32_t gen) {
     if (round < 16) sched_yield();  // the others need the CPU to run their handlers
     else {
       struct timespec pause = {0, 20 * 1000};
-      nanosleep(&pause, NULL);
+      hl_raw(SYS_nanosleep, &pause, 0, 0, 0);
     }
   }
 }
@@ -231,11 +218,13 @@ int hl_world_stop(struct hl_world *w, int32_t self) {
   w->self_sp = (uintptr_t)__builtin_frame_address(0);
   w->capacity = HL_STOP_CAPACITY;
   if (!ptrace_refused) {
-    if (hl_ptrace_stop(self, new_slot) == 0) {
+    int err = hl_ptrace_stop(self, new_slot);
+    if (!err) {
       w->ptraced = 1;
       tally(w);
       return 0;
     }
+    if (err != EPERM) return err;  // the helper did not answer: nothing is stopped
     ptrace_refused = 1;  // not again: a sandbox or a debugger will refuse it next time too
     for (uint32_t u = 0; u < hl_used_count; u++)
       memset(&hl_slots[hl_used[u]], 0, sizeof *hl_slots);
@@ -243,11 +232,14 @@ int hl_world_stop(struct hl_world *w, int32_t self) {
   }
   hl_stopworld_install();
   uint32_t gen = atomic_fetch_add(&hl_generation, 1) + 1;  // odd: handlers park from now on
-  for (;;) {  // until a look at /proc/self/task finds no thread it has not signalled
-    int fresh = signal_new_threads(w, self);
+  uint64_t start = now_ns();
+  // Until a look at /proc/self/task finds no thread it has not signalled; threads that appear
+  // after the deadline run on, unscanned.
+  while (now_ns() - start < HL_WORLD_NS) {
+    int fresh = signal_new_threads(self);
     if (fresh < 0) {
       hl_world_resume(w);
-      return errno ? errno : EIO;
+      return EIO;
     }
     if (!fresh) break;
     wait_for_answers(gen);

@@ -1,0 +1,178 @@
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Heapline never hangs a program (issue 8): not at exit when the program reaps its children in
+/// a SIGCHLD handler, not when a thread cannot be stopped, not when the program is killed during
+/// the exit scan, and not when the main thread leaves with pthread_exit.
+@Suite struct NeverHangTests {
+  /// `heapline record ARGUMENTS` under coreutils' timeout, so that a hang ends the run with
+  /// status 124 instead of stalling the suite.
+  func record(_ arguments: [String], environment: [String: String] = [:]) throws
+    -> Harness.Result
+  {
+    try Harness.run(
+      "/usr/bin/timeout", ["-k", "5", "30", Harness.heapline, "record"] + arguments,
+      environment: environment)
+  }
+
+  @Test func aProgramThatReapsChildrenInASigchldHandlerEndsEveryOneOfFortyRuns() throws {
+    // Given a program whose SIGCHLD handler reaps with waitpid(-1): the exit scan's helper once
+    // ran it, and it took the stops the helper waited for (14 hangs in 40 runs)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("reaper", in: dir)
+    for run in 1...40 {
+      let trace = dir.appendingPathComponent("reaper-\(run).trace")
+      // When it is recorded, with the exit scan
+      let result = try record(["-o", trace.path, "--", program])
+      // Then every run ends with the program's status and output, and a finished trace whose
+      // exit scan found the 3 lost blocks of 40 bytes
+      #expect(result.status == 0, "run \(run) ended with \(result.status): \(result.stderr)")
+      #expect(result.stdout == "reaped 3\n")
+      let report = try LeakReport.read(path: trace.path, scan: nil, symbolizer: nil)
+      #expect(report.scan.trigger == .exit)
+      #expect(report.definitelyLost == LeakAmount(blocks: 3, bytes: 120))
+      #expect(try TraceReader(path: trace.path).isComplete)
+      if result.status != 0 { break }
+    }
+  }
+
+  @Test func bashExitingWithThreeEndsWithThreeInEveryOneOfAHundredRuns() throws {
+    // Given bash, which reaps its children in a SIGCHLD handler (9 hangs in 100 runs)
+    let dir = try Harness.temporaryDirectory()
+    for run in 1...100 {
+      let trace = dir.appendingPathComponent("bash-\(run).trace")
+      let result = try record(["-o", trace.path, "--", "/bin/bash", "-c", "exit 3"])
+      #expect(result.status == 3, "run \(run) ended with \(result.status): \(result.stderr)")
+      let reader = try TraceReader(path: trace.path)
+      #expect(reader.isComplete)
+      #expect(
+        try LeakReport.read(path: trace.path, scan: nil, symbolizer: nil).scan.trigger == .exit)
+      if result.status != 3 { break }
+    }
+  }
+
+  /// The two ways of stopping the world: ptrace, and signals (HEAPLINE_STOP_SIGNAL=27, SIGPROF).
+  static let stopMechanisms: [[String: String]] = [[:], ["HEAPLINE_STOP_SIGNAL": "27"]]
+
+  @Test(arguments: stopMechanisms)
+  func aThreadThatCannotStopIsCountedAsUnresponsiveAndTheExitScanGoesOn(
+    environment: [String: String]
+  ) throws {
+    // Given a program with a thread waiting for a vfork child (no signal and no ptrace stop
+    // reaches it until the child ends, 30 s later), 200,000 list nodes kept and 7 blocks of 24
+    // bytes lost
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("stuckthread", in: dir)
+    let trace = dir.appendingPathComponent("stuck.trace")
+    let pidFile = dir.appendingPathComponent("pid").path
+    // When it is recorded, with the exit scan
+    let result = try record(["-o", trace.path, "--", program, pidFile], environment: environment)
+    // Then the scan gives up on that thread after its deadline, scans its stack whole, and
+    // finds exactly the lost blocks; the program ends as it would untraced
+    #expect(result.status == 0, "\(result.stderr)")
+    let report = try LeakReport.read(path: trace.path, scan: nil, symbolizer: nil)
+    #expect(report.scan.trigger == .exit)
+    #expect(report.scan.threadsUnresponsive == 1)
+    #expect(report.scan.flags.contains(.unresponsiveThreads))
+    #expect(report.definitelyLost == LeakAmount(blocks: 7, bytes: 168))
+    #expect(report.indirectlyLost == LeakAmount())
+    #expect(try TraceReader(path: trace.path).isComplete)
+  }
+
+  @Test func killingTheProgramDuringItsExitScanEndsRecordWith137AndLeavesNoHelper() throws {
+    // Given the program with the thread that cannot stop, so that its exit scan holds the
+    // other threads stopped for half a second, recorded
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("stuckthread", in: dir)
+    let trace = dir.appendingPathComponent("killed.trace")
+    let pidFile = dir.appendingPathComponent("pid").path
+    let recorder = try ProcessUnderDeadline(
+      Harness.heapline, ["record", "-o", trace.path, "--", program, pidFile])
+    defer { recorder.kill() }
+    let pid = try #require(waitFor(seconds: 30) { Proc.pid(inFile: pidFile) })
+    // When the scan's helper has attached to the program's threads
+    let helper = try #require(waitFor(seconds: 30) { Proc.tracer(ofAnyThreadOf: pid) })
+    let helperStart = try #require(Proc.stat(helper))
+    #expect(helperStart.name == "heapline-scan")
+    // And the program is killed
+    #expect(Glibc.kill(pid, SIGKILL) == 0)
+    // Then record returns with 128 + 9, and the helper has died with the program (a zombie
+    // is dead: PID 1 in a container may never reap it)
+    let status = recorder.wait(seconds: 20)
+    #expect(status == 137, "record \(status.map { "ended with \($0)" } ?? "hung")")
+    let helperGone = waitFor(seconds: 5) { () -> Bool? in
+      guard let now = Proc.stat(helper), now.startTime == helperStart.startTime else { return true }
+      return now.state == "Z" || now.state == "X" ? true : nil
+    }
+    #expect(helperGone == true, "the scan's helper \(helper) is still alive")
+  }
+
+  @Test func aScanWhoseHelperStopsAnsweringIsAbandonedAndSaysSo() throws {
+    // Given the program with the thread that cannot stop, recorded
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("stuckthread", in: dir)
+    let trace = dir.appendingPathComponent("abandoned.trace")
+    let pidFile = dir.appendingPathComponent("pid").path
+    let errors = dir.appendingPathComponent("stderr").path
+    let recorder = try ProcessUnderDeadline(
+      Harness.heapline, ["record", "-o", trace.path, "--", program, pidFile], stderr: errors)
+    defer { recorder.kill() }
+    let pid = try #require(waitFor(seconds: 30) { Proc.pid(inFile: pidFile) })
+    // When the exit scan's helper is stopped with SIGSTOP while it waits for that thread
+    let helper = try #require(waitFor(seconds: 30) { Proc.tracer(ofAnyThreadOf: pid) })
+    #expect(Glibc.kill(helper, SIGSTOP) == 0)
+    // Then the scanner stops waiting for it, kills it, which lets every thread go, and says on
+    // stderr that the scan was abandoned; the program ends as it would untraced
+    let status = recorder.wait(seconds: 20)
+    #expect(status == 0, "record \(status.map { "ended with \($0)" } ?? "hung")")
+    let stderr = try String(contentsOfFile: errors, encoding: .utf8)
+    #expect(
+      stderr.contains(
+        "heapline: leak scan abandoned: the program's threads could not be stopped in time\n"))
+    #expect(try TraceReader(path: trace.path).isComplete)
+    #expect(throws: (any Error).self) {
+      try LeakReport.read(path: trace.path, scan: nil, symbolizer: nil)
+    }
+  }
+
+  @Test func whenTheMainThreadCallsPthreadExitTheProcessEndsAfterItsLastThread() throws {
+    // Given a program whose main thread calls pthread_exit while a worker makes 10 blocks of
+    // 1,000 bytes that a global keeps, and returns
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("lastthread", in: dir)
+    let trace = dir.appendingPathComponent("last.trace")
+    let untraced = try Harness.run("/usr/bin/timeout", ["-k", "5", "30", program])
+    // When it is recorded
+    let result = try record(["-o", trace.path, "--", program])
+    // Then it ends as it does untraced: status 0, its atexit handler and destructor run
+    #expect(untraced.status == 0)
+    #expect(untraced.stdout == "worker made 14 blocks\natexit handler ran\ndestructor ran\n")
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == untraced.stdout)
+    // And the trace is finished, with the worker's blocks live at the end
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    #expect(stats.trace.isComplete)
+    let kept = try #require(stats.category(named: "Malloc 1008 Bytes"))
+    #expect(kept.persistentCount == 10)
+    #expect(kept.persistentBytes == 10_000)
+    #expect(kept.totalCount == 10)
+    let report = try LeakReport.read(path: trace.path, scan: nil, symbolizer: nil)
+    #expect(report.scan.trigger == .exit)
+  }
+}
+
+/// Polls `probe` every 2 ms until it gives a value or `seconds` pass.
+func waitFor<T>(seconds: Double, _ probe: () throws -> T?) rethrows -> T? {
+  let deadline = Date().addingTimeInterval(seconds)
+  repeat {
+    if let value = try probe() { return value }
+    usleep(2_000)
+  } while Date() < deadline
+  return nil
+}
