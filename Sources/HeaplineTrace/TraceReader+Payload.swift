@@ -6,7 +6,7 @@ extension TraceReader {
   ///   the zstd frame does not decode to the raw length.
   public func payload(of chunk: ChunkHeader) throws(TraceError) -> [UInt8] {
     let stored = try file.read(at: chunk.payloadOffset, count: Int(chunk.storedLength))
-    guard FNV1a.hash(stored) == chunk.checksum else {
+    guard chunk.checksum(over: stored) == chunk.checksum else {
       throw TraceError(path: path, reason: .checksumMismatch(chunk: chunk.offset))
     }
     switch chunk.encoding {
