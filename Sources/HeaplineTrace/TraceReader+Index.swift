@@ -89,7 +89,9 @@ extension TraceReader {
     let threads = Dictionary(grouping: chunks, by: \.threadSerial)
     for serial in threads.keys.sorted() {
       let ordered = threads[serial]!.sorted {
-        ($0.firstAllocCounter, $0.baseTime, $0.offset) < ($1.firstAllocCounter, $1.baseTime, $1.offset)
+        ($0.firstAllocCounter, $0.baseTime, $0.offset) < (
+          $1.firstAllocCounter, $1.baseTime, $1.offset
+        )
       }
       for (previous, chunk) in zip(ordered, ordered.dropFirst()) {
         guard chunk.baseTime >= previous.baseTime else {

@@ -22,7 +22,8 @@ enum DamageFixture {
     var writer = TraceWriter(header: TraceHeader(pid: 42))
     var shim = writer.makeChunk(threadSerial: 0)
     shim.module(
-      TraceModule(path: "/no/such/app", loadBias: 0, segments: [.init(start: 0x1000, size: 0x9000)]))
+      TraceModule(path: "/no/such/app", loadBias: 0, segments: [.init(start: 0x1000, size: 0x9000)])
+    )
     shim.stack(StackID(1), parent: .empty, pc: 0x1100)
     shim.stack(StackID(2), parent: StackID(1), pc: 0x2200)
     shim.category(image, kind: .swiftClass, name: "App.Image")
@@ -36,7 +37,8 @@ enum DamageFixture {
       let start = 10_000 + index * 20_000
       let ids = (0..<20 as Range<UInt64>).map { block in
         chunk.alloc(
-          at: start + block * 500 + 1, size: 48, address: Address(0x10_0000 + (index * 20 + block) * 64),
+          at: start + block * 500 + 1, size: 48,
+          address: Address(0x10_0000 + (index * 20 + block) * 64),
           stack: StackID(1))
       }
       for (block, id) in ids.prefix(10).enumerated() {

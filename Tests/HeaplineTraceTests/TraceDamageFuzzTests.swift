@@ -41,7 +41,8 @@ struct TraceDamageFuzzTests {
     init(_ writer: TraceWriter) {
       original = writer.bytes
       boundaries = [TraceConstants.fileHeaderSize] + writer.chunks.map { Int($0.endOffset) }
-      path = FileManager.default.temporaryDirectory
+      path =
+        FileManager.default.temporaryDirectory
         .appendingPathComponent("heapline-damage-\(UUID().uuidString).trace").path
     }
 
@@ -102,7 +103,8 @@ struct TraceDamageFuzzTests {
   @Test("the undamaged trace gives the figures it was made with")
   func groundTruth() throws {
     let bench = Bench(DamageFixture.writer())
-    let reader = try TraceReader(path: { _ = bench.read(bench.original); return bench.path }())
+    _ = bench.read(bench.original)  // writes the original to bench.path
+    let reader = try TraceReader(path: bench.path)
     let statistics = try Statistics(reader: reader)
     #expect(statistics.totals.allocationCount == DamageFixture.allocations)
     #expect(statistics.totals.freeCount == DamageFixture.frees)

@@ -108,7 +108,8 @@ struct TraceIntegrityTests {
     writer.appendTrailer(endTime: 55)
     let trace = try TemporaryTrace(writer)
     let error = #expect(throws: TraceError.self) { try trace.events() }
-    #expect(error?.description.hasSuffix("is malformed (time 60 ns is after the end time 55 ns)") == true)
+    #expect(
+      error?.description.hasSuffix("is malformed (time 60 ns is after the end time 55 ns)") == true)
     #expect(error?.offset == writer.chunks[1].offset)
     // A chunk that starts at 30 in a trace that ends at 25
     var early = Self.twoChunks()
@@ -178,9 +179,11 @@ struct TraceIntegrityTests {
     // Given a plugin's module record, then a later module map without it (it was dlclosed)
     var writer = TraceWriter()
     var early = writer.makeChunk(threadSerial: 0)
-    let app = TraceModule(path: "/no/such/app", loadBias: 0, segments: [.init(start: 0x1000, size: 0x1000)])
+    let app = TraceModule(
+      path: "/no/such/app", loadBias: 0, segments: [.init(start: 0x1000, size: 0x1000)])
     let plugin = TraceModule(
-      path: "/no/such/libplugin.so", loadBias: 0x7000_0000, segments: [.init(start: 0, size: 0x2000)])
+      path: "/no/such/libplugin.so", loadBias: 0x7000_0000,
+      segments: [.init(start: 0, size: 0x2000)])
     early.module(app)
     early.module(plugin)
     early.rss(at: 10, residentBytes: 1)

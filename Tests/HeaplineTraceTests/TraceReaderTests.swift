@@ -175,7 +175,8 @@ struct TraceReaderTests {
     writer.bytes[Int(writer.chunks[1].offset) + 24 + 5] ^= 0x04  // base time, outside the payload
     let trace = try TemporaryTrace(writer)
     #expect(
-      throws: TraceError(path: trace.path, reason: .checksumMismatch(chunk: writer.chunks[1].offset))
+      throws: TraceError(
+        path: trace.path, reason: .checksumMismatch(chunk: writer.chunks[1].offset))
     ) { try TraceReader(path: trace.path) }
 
     var header = Self.twoChunks()
