@@ -7,7 +7,8 @@ struct ChunkCursor {
   let chunk: ChunkHeader
   private let path: String
   private var cursor: ByteCursor
-  private var time: UInt64
+  /// The time of the latest timed record decoded, or the base time.
+  private(set) var time: UInt64
   private var previousAddress: UInt64 = 0
   private var allocCount: UInt64 = 0
   private var recordCount: UInt64 = 0

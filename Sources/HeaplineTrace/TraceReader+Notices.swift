@@ -57,7 +57,8 @@ extension TraceReader {
     for chunk in last.values {
       end = max(end, chunk.baseTime)
       var cursor = ChunkCursor(chunk: chunk, payload: try payload(of: chunk), path: path)
-      while let event = try cursor.nextEvent(metadata: &metadata) { end = max(end, event.time) }
+      while try cursor.nextEvent(metadata: &metadata) != nil {}
+      end = max(end, cursor.time)
     }
     return end
   }

@@ -200,3 +200,39 @@ struct TraceIntegrityTests {
     #expect(frames[0x7000_0123]?.first?.moduleAddress == 0x123)
   }
 }
+
+@Suite("Finishing a trace the shim could not finish")
+struct TraceTallyTests {
+  @Test("a trailer made from the tally of a cut trace makes it read whole, with every record")
+  func trailerFromTally() throws {
+    // Given the damage fixture cut 30 bytes into its trailer's header
+    var writer = DamageFixture.writer()
+    let trailerOffset = Int(writer.chunks.last!.endOffset)
+    writer.bytes.removeSubrange((trailerOffset + 30)...)
+    let trace = try TemporaryTrace(writer)
+    let cut = try TraceReader(path: trace.path)
+    #expect(cut.cutShort == CutShort(offset: UInt64(trailerOffset), bytes: 30))
+    // When its tally is counted and a trailer built from it replaces the partial chunk
+    let tally = try cut.tally()
+    #expect(tally.chunkCount == UInt64(writer.chunks.count))
+    #expect(tally.allocCount == DamageFixture.allocations)
+    #expect(tally.freeCount == DamageFixture.frees)
+    #expect(tally.lostEvents == DamageFixture.lostEvents)
+    #expect(tally.lastTime == 71_005)
+    writer.bytes.removeSubrange(trailerOffset...)
+    writer.appendTrailer(
+      TraceTrailer(
+        endTime: tally.lastTime, eventChunkCount: tally.chunkCount, allocCount: tally.allocCount,
+        freeCount: tally.freeCount, endReason: .endedUnfinished, exitStatus: 137,
+        lostEvents: tally.lostEvents, flags: .writtenByRecorder))
+    let finished = try TemporaryTrace(writer)
+    // Then the trace is complete, and every check of the stream passes
+    let reader = try TraceReader(path: finished.path)
+    #expect(reader.isComplete)
+    #expect(try finished.events().events.count == 70 + 31 + 2 + 2)
+    #expect(
+      reader.trailer?.unfinishedEnding
+        == "the process ended before the shim could finish: heapline record recovered 0 chunks;"
+        + " exit status 137")
+  }
+}
