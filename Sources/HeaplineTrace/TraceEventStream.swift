@@ -98,11 +98,7 @@ public struct TraceEventStream {
   }
 
   private mutating func openChunk(_ chunk: ChunkHeader) throws(TraceError) {
-    let payload = try reader.payload(of: chunk)
-    var cursor = ChunkCursor(
-      chunk: chunk, payload: payload, path: reader.path,
-      nextAllocCounter: reader.nextAllocCounter[chunk.offset],
-      endTime: reader.trailer?.endTime ?? .max)
+    var cursor = try reader.cursor(for: chunk)
     openedCount &+= 1
     // A chunk of metadata only (the shim's own thread, say) is used up here.
     guard let first = try cursor.nextEvent(metadata: &metadata) else { return }

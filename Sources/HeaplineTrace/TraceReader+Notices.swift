@@ -38,10 +38,8 @@ extension TraceReader {
   public func lostEvents() throws(TraceError) -> LostEvents {
     var metadata = TraceMetadata()
     for chunk in chunks where chunk.threadSerial == 0 {
-      var cursor = ChunkCursor(
-        chunk: chunk, payload: try payload(of: chunk), path: path,
-        nextAllocCounter: nextAllocCounter[chunk.offset], endTime: trailer?.endTime ?? .max)
-      while try cursor.nextEvent(metadata: &metadata) != nil {}
+      var decoder = try cursor(for: chunk)
+      while try decoder.nextEvent(metadata: &metadata) != nil {}
     }
     return LostEvents(trailer: trailer, metadata: metadata)
   }
@@ -56,9 +54,9 @@ extension TraceReader {
     var metadata = TraceMetadata()
     for chunk in last.values {
       end = max(end, chunk.baseTime)
-      var cursor = ChunkCursor(chunk: chunk, payload: try payload(of: chunk), path: path)
-      while try cursor.nextEvent(metadata: &metadata) != nil {}
-      end = max(end, cursor.time)
+      var decoder = try cursor(for: chunk)
+      while try decoder.nextEvent(metadata: &metadata) != nil {}
+      end = max(end, decoder.time)
     }
     return end
   }

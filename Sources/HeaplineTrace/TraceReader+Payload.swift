@@ -22,4 +22,12 @@ extension TraceReader {
       }
     }
   }
+
+  /// A decoder over `chunk`'s records, with the checks that need the rest of the trace: where
+  /// the thread's next chunk starts, and the trailer's end time.
+  func cursor(for chunk: ChunkHeader) throws(TraceError) -> ChunkCursor {
+    ChunkCursor(
+      chunk: chunk, payload: try payload(of: chunk), path: path,
+      nextAllocCounter: nextAllocCounter[chunk.offset], endTime: trailer?.endTime ?? .max)
+  }
 }

@@ -34,10 +34,8 @@ extension TraceReader {
     for chunk in chunks {
       tally.chunkCount += 1
       tally.lastTime = max(tally.lastTime, chunk.baseTime)
-      var cursor = ChunkCursor(
-        chunk: chunk, payload: try payload(of: chunk), path: path,
-        nextAllocCounter: nextAllocCounter[chunk.offset], endTime: trailer?.endTime ?? .max)
-      while let event = try cursor.nextEvent(metadata: &metadata) {
+      var decoder = try cursor(for: chunk)
+      while let event = try decoder.nextEvent(metadata: &metadata) {
         tally.lastTime = max(tally.lastTime, event.time)
         switch event {
         case .alloc: tally.allocCount += 1
@@ -45,7 +43,7 @@ extension TraceReader {
         default: break
         }
       }
-      tally.lastTime = max(tally.lastTime, cursor.time)  // LOST records are timed too
+      tally.lastTime = max(tally.lastTime, decoder.time)  // LOST records are timed too
     }
     tally.lostEvents = metadata.lostEvents.values.reduce(0, &+)
     return tally
