@@ -95,6 +95,31 @@ import Testing
         + " match the chunks (it counts \(count) event chunks, the file holds \(count - 1))\n")
   }
 
+  @Test func aRealTraceWithABitFlippedAnywhereFailsInOneLineNamingAnOffset() throws {
+    // Given a real trace, and 24 bits spread over its length (header, chunks and trailer)
+    let (trace, _, dir) = try Self.recorded()
+    let data = try Data(contentsOf: trace)
+    let damaged = dir.appendingPathComponent("damaged.trace")
+    for step in 0..<24 {
+      var byte = step * (data.count - 1) / 23
+      // A longer trailer reads as a trailer cut short (a notice, not an error): not this test.
+      let trailerLength = data.count - 112 + 16
+      if (trailerLength..<trailerLength + 4).contains(byte) { byte = trailerLength + 4 }
+      var copy = data
+      copy[byte] ^= UInt8(1 << (step % 8))
+      try copy.write(to: damaged)
+      // Then every report fails with one line about the file and an offset, writing nothing
+      let result = try Harness.heapline(["report", damaged.path, "--no-symbolize"])
+      #expect(result.status == 2, "byte \(byte): \(result.stderr)")
+      #expect(result.stdout.isEmpty, "byte \(byte)")
+      let lines = result.stderr.split(separator: "\n")
+      #expect(lines.count == 1, "byte \(byte): \(result.stderr)")
+      #expect(
+        result.stderr.hasPrefix("heapline: corrupt trace '\(damaged.path)': ")
+          && result.stderr.contains("offset"), "byte \(byte): \(result.stderr)")
+    }
+  }
+
   @Test func aFIFOGivenAsATraceIsRefusedAtOnce() throws {
     let dir = try Harness.temporaryDirectory()
     let fifo = dir.appendingPathComponent("pipe.trace").path
