@@ -135,7 +135,7 @@ int hl_writer_open(const char *path, int in_process) {
   clock_gettime(CLOCK_REALTIME, &real);
   uint8_t h[HL_HEADER_BYTES] = {0};
   memcpy(h, "HEAPLINE", 8);
-  put16(h + 8, 1);
+  put16(h + 8, 2);  // format version: TraceConstants.version
   put16(h + 10, HL_HEADER_BYTES);
   put32(h + 12, (uint32_t)getpid());
   put64(h + 16, hl_start_ns);
@@ -143,6 +143,7 @@ int hl_writer_open(const char *path, int in_process) {
   put32(h + 32, hl_depth);
   put32(h + 36, in_process ? 1 : 0);
   put32(h + 40, (uint32_t)sysconf(_SC_PAGESIZE));
+  put32(h + 44, fnv1a(h, 44));
   int err = pwrite_all(h, sizeof h, 0);
   if (err) {
     close(hl_fd);
@@ -189,7 +190,10 @@ void hl_writer_chunk(int kind, struct hl_buffer *b, uint64_t base_time, const ui
   put64(h + 24, base_time);
   put64(h + 32, b ? b->first_alloc : 0);
   put32(h + 40, b ? b->records : 0);
-  put32(h + 44, fnv1a(stored, stored_len));
+  // Format 2: the checksum covers the header too, so a flipped length or time is caught.
+  uint32_t sum = fnv1a(h, 44);
+  for (uint32_t i = 0; i < stored_len; i++) sum = (sum ^ stored[i]) * 16777619u;
+  put32(h + 44, sum);
   hl_spin_lock(&hl_file_lock);
   struct hl_commit next = *last_commit();
   if (b) atomic_store(&b->inflight, next.offset + 1);

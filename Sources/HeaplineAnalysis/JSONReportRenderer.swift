@@ -40,6 +40,27 @@ public struct JSONReportRenderer: ReportRenderer {
       ("last_complete_chunk_offset", .unsigned(trace.lastCompleteChunkOffset)),
       ("end_time_ns", .unsigned(trace.endTime)),
       ("end_reason", .string(trace.endReason.map(endReasonName))),
+      ("exit_status", .unsigned(trace.exitStatus)),
+      ("recovered_chunks", .unsigned(trace.trailer.map { UInt64($0.recoveredChunkCount) })),
+      ("cut_short_offset", .unsigned(trace.cutShort?.offset)),
+      ("cut_short_bytes", .unsigned(trace.cutShort?.bytes)),
+      ("lost_events", lostEvents(trace.lostEvents)),
+    ])
+  }
+
+  private static func lostEvents(_ lost: LostEvents) -> JSONValue {
+    .object([
+      ("total", .unsigned(lost.total)),
+      (
+        "by_reason",
+        .array(
+          lost.byReason.sorted { $0.key.rawValue < $1.key.rawValue }.map { reason, count in
+            .object([
+              ("reason", .unsigned(UInt64(reason.rawValue))),
+              ("description", .string(reason.description)), ("count", .unsigned(count)),
+            ])
+          })
+      ),
     ])
   }
 
@@ -112,6 +133,8 @@ public struct JSONReportRenderer: ReportRenderer {
     case .stopped: "stopped"
     case .writeFailed: "write_failed"
     case .memoryLimit: "memory_limit"
+    case .endedUnfinished: "ended_unfinished"
+    case .exec: "exec"
     default: "reason_\(reason.rawValue)"
     }
   }

@@ -59,7 +59,9 @@ extension Statistics {
       topStacks[index].frames = metadata.frames(of: topStacks[index].id)
     }
     self.init(
-      trace: Self.summary(of: reader, options: options, lastEventTime: accumulator.lastEventTime),
+      trace: Self.summary(
+        of: reader, options: options, lastEventTime: accumulator.lastEventTime,
+        metadata: metadata),
       totals: accumulator.totals, categories: categories.sorted(by: Self.ranksHigher),
       topStacks: topStacks, stackCount: stacks.count, modules: metadata.modules)
     applyMemory(accumulator, metadata: metadata, options: options)
@@ -85,17 +87,22 @@ extension Statistics {
   }
 
   private static func summary(
-    of reader: TraceReader, options: StatisticsOptions, lastEventTime: UInt64
+    of reader: TraceReader, options: StatisticsOptions, lastEventTime: UInt64,
+    metadata: TraceMetadata
   ) -> TraceSummary {
     var duration = reader.trailer?.endTime ?? max(lastEventTime, reader.endTimeLowerBound)
     if let endTime = options.endTime { duration = min(duration, endTime) }
-    return TraceSummary(
+    var summary = TraceSummary(
       path: reader.path, pid: reader.header.pid,
       isRecordedInProcess: reader.header.isRecordedInProcess,
       startRealtimeNanoseconds: reader.header.startRealtimeNanoseconds,
       durationNanoseconds: duration, isComplete: reader.isComplete,
       lastCompleteChunkOffset: reader.lastCompleteChunkOffset, endTime: options.endTime,
       endReason: reader.trailer?.endReason)
+    summary.trailer = reader.trailer
+    summary.cutShort = reader.cutShort
+    summary.lostEvents = LostEvents(trailer: reader.trailer, metadata: metadata)
+    return summary
   }
 
   /// Categories: persistent bytes, then total bytes, largest first; then by name.

@@ -23,13 +23,22 @@ public struct TextReportRenderer: ReportRenderer {
     var lines = ["Heapline report for '\(trace.path)'"]
     let mode = trace.isRecordedInProcess ? " (recorded in process)" : ""
     lines.append("  Process \(trace.pid)\(mode), \(TimeText.duration(trace.durationNanoseconds))")
-    if trace.isComplete {
+    if let ending = trace.trailer?.unfinishedEnding {
+      lines.append("  Trace complete, \(ending)")
+    } else if trace.isComplete {
       lines.append("  Trace complete" + (trace.endReason.map { ", \(Self.describe($0))" } ?? ""))
+    } else if let cut = trace.cutShort {
+      lines.append(
+        "  Trace INCOMPLETE: cut short; \(cut.bytes) bytes of a partial chunk at offset"
+          + " \(cut.offset) were not read")
     } else if let offset = trace.lastCompleteChunkOffset {
       lines.append(
         "  Trace INCOMPLETE: no trailer; read up to its last complete chunk at offset \(offset)")
     } else {
       lines.append("  Trace INCOMPLETE: no trailer and no complete chunk")
+    }
+    if trace.lostEvents.total > 0 {
+      lines.append("  Lost events: " + trace.lostEvents.sentence)
     }
     if let endTime = trace.endTime {
       lines.append("  Statistics as they stood at \(TimeText.duration(endTime))")
@@ -150,6 +159,8 @@ public struct TextReportRenderer: ReportRenderer {
     case .stopped: "stopped through the API"
     case .writeFailed: "a write failed, so later events are missing"
     case .memoryLimit: "the process exceeded its memory limit and was killed"
+    case .endedUnfinished: "the process ended before the shim could finish"
+    case .exec: "the process ran exec: the next program's trace is at the path asked for"
     default: "end reason \(reason.rawValue)"
     }
   }

@@ -37,6 +37,9 @@ public final class TimelineScan {
 
   private let plan: TimelinePlan
 
+  /// The most rows a timeline may have: ten million rows are about a gigabyte of CSV.
+  public static let maximumRowCount: UInt64 = 10_000_000
+
   /// Runs the pre-pass over the trace.
   ///
   /// - Throws: ``AnalysisError/trace(_:)`` when the trace is damaged.
@@ -45,6 +48,15 @@ public final class TimelineScan {
       plan = try TimelinePlan(reader: reader, grouping: options.grouping)
     } catch {
       throw .trace(error)
+    }
+    // The end time comes from checked chunks, so the row count is bounded by the trace's real
+    // length; an interval that still makes an absurd number of rows is refused, not written.
+    let rows = plan.endTime / options.interval + 2
+    guard rows <= Self.maximumRowCount else {
+      throw .invalidInterval(
+        "\(rows) rows of \(TimeText.duration(options.interval)) over the trace's"
+          + " \(TimeText.duration(plan.endTime)) exceed \(Self.maximumRowCount); use a longer"
+          + " interval")
     }
     self.reader = reader
     self.options = options

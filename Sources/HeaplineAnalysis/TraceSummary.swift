@@ -21,6 +21,12 @@ public struct TraceSummary: Hashable, Sendable {
   public var endTime: UInt64?
   /// Why recording ended, from the trailer.
   public var endReason: TraceTrailer.EndReason?
+  /// The trailer, when the trace has one: exit status, recovered chunks.
+  public var trailer: TraceTrailer?
+  /// The partial chunk at the end of a trace cut short, which was not read.
+  public var cutShort: CutShort?
+  /// Allocations and frees that happened but are not in the trace.
+  public var lostEvents = LostEvents(total: 0, byReason: [:])
 
   /// Creates a summary.
   public init(
@@ -37,5 +43,15 @@ public struct TraceSummary: Hashable, Sendable {
     self.lastCompleteChunkOffset = lastCompleteChunkOffset
     self.endTime = endTime
     self.endReason = endReason
+  }
+}
+
+extension TraceSummary {
+  /// The process's exit status from the trailer, `nil` when it is not known.
+  public var exitStatus: UInt64? {
+    guard let status = trailer?.exitStatus, status != TraceTrailer.unknownStatus else {
+      return nil
+    }
+    return UInt64(status)
   }
 }

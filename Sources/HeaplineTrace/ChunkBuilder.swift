@@ -102,6 +102,15 @@ public struct ChunkBuilder: Sendable {
     recordCount += 1
   }
 
+  /// Appends a LOST record: `count` allocations and frees that could not be recorded.
+  public mutating func lost(at time: UInt64, reason: LostReason, count: UInt64) {
+    payload.appendUInt8(RecordTag.lost.rawValue)
+    payload.appendVarint(delta(to: time))
+    payload.appendUInt8(reason.rawValue)
+    payload.appendVarint(count)
+    recordCount += 1
+  }
+
   /// Appends a STACK node: `id` is `parent` with `pc` as its new innermost frame.
   public mutating func stack(_ id: StackID, parent: StackID, pc: UInt64) {
     payload.appendUInt8(RecordTag.stack.rawValue)

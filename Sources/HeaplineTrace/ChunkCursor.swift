@@ -7,14 +7,26 @@ struct ChunkCursor {
   let chunk: ChunkHeader
   private let path: String
   private var cursor: ByteCursor
-  private var time: UInt64
+  /// The time of the latest timed record decoded, or the base time.
+  private(set) var time: UInt64
   private var previousAddress: UInt64 = 0
   private var allocCount: UInt64 = 0
   private var recordCount: UInt64 = 0
 
-  init(chunk: ChunkHeader, payload: [UInt8], path: String) {
+  /// The alloc counter that the thread's next chunk starts at, which this chunk's ALLOCs must
+  /// reach; `nil` for a thread's last chunk.
+  private let nextAllocCounter: UInt64?
+  /// The trailer's end time: no record may be later.
+  private let endTime: UInt64
+
+  init(
+    chunk: ChunkHeader, payload: [UInt8], path: String, nextAllocCounter: UInt64? = nil,
+    endTime: UInt64 = .max
+  ) {
     self.chunk = chunk
     self.path = path
+    self.nextAllocCounter = nextAllocCounter
+    self.endTime = endTime
     self.cursor = ByteCursor(payload)
     self.time = chunk.baseTime
   }
@@ -26,7 +38,12 @@ struct ChunkCursor {
       let start = cursor.position
       recordCount &+= 1
       do {
-        if let event = try decodeRecord(metadata: &metadata) { return event }
+        if let event = try decodeRecord(metadata: &metadata) {
+          guard time <= endTime else {
+            throw MalformedRecord(detail: "time \(time) ns is after the end time \(endTime) ns")
+          }
+          return event
+        }
       } catch ByteCursor.Failure.overlongVarint {
         throw TraceError(
           path: path, reason: .malformedRecord(location(of: start), "varint over 64 bits"))
@@ -42,6 +59,15 @@ struct ChunkCursor {
         path: path,
         reason: .recordCountMismatch(
           chunk: chunk.offset, expected: chunk.recordCount, found: recordCount))
+    }
+    let reached = chunk.firstAllocCounter &+ allocCount
+    if let next = nextAllocCounter, reached != next {
+      throw TraceError(
+        path: path,
+        reason: .chunkMismatch(
+          chunk: chunk.offset,
+          "ends at alloc counter \(reached), but thread \(chunk.threadSerial)'s next chunk starts"
+            + " at \(next): \(next > reached ? "allocations are missing" : "allocations overlap")"))
     }
     return nil
   }

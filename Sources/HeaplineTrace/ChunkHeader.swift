@@ -23,7 +23,8 @@ public struct ChunkHeader: Hashable, Sendable {
   public var firstAllocCounter: UInt64
   /// Number of records in the payload.
   public var recordCount: UInt32
-  /// FNV-1a 32 of the stored payload.
+  /// FNV-1a 32 of the header's first 44 bytes followed by the stored payload; see
+  /// ``seal(over:)``.
   public var checksum: UInt32
 
   /// Creates a chunk header.
@@ -67,5 +68,27 @@ public struct ChunkHeader: Hashable, Sendable {
     writer.appendUInt32(recordCount)
     writer.appendUInt32(checksum)
     return writer.bytes
+  }
+
+  /// The checksum this header, with its current fields, has over `storedPayload`: FNV-1a of
+  /// the header's first 44 bytes followed by the payload, so that a change anywhere in the
+  /// chunk (a length, a base time, a payload byte) is caught.
+  public func checksum<Payload: Sequence<UInt8>>(over storedPayload: Payload) -> UInt32 {
+    let headerBytes = encoded.prefix(TraceConstants.checksumOffset)
+    return FNV1a.hash(storedPayload, continuing: FNV1a.hash(headerBytes))
+  }
+
+  /// Sets ``checksum`` for `storedPayload`, the bytes that follow the header in the file: the
+  /// one way to finish a chunk header, for every Swift writer of chunks.
+  ///
+  /// ```swift
+  /// var header = ChunkHeader(offset: end, kind: .events, encoding: .raw, threadSerial: 1,
+  ///   threadID: 42, storedLength: UInt32(payload.count), rawLength: UInt32(payload.count),
+  ///   baseTime: 0, firstAllocCounter: 0, recordCount: 1, checksum: 0)
+  /// header.seal(over: payload)
+  /// file += header.encoded + payload
+  /// ```
+  public mutating func seal<Payload: Sequence<UInt8>>(over storedPayload: Payload) {
+    checksum = checksum(over: storedPayload)
   }
 }

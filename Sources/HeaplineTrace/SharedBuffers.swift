@@ -130,11 +130,11 @@ package final class SharedBuffers {
       flags: TraceTrailer.Flags(rawValue: reopened).union(.writtenByRecorder),
       recoveredChunkCount: UInt32(recovery.chunks))
     let payload = recovery.trailer.encoded
-    let trailer = ChunkHeader(
+    var trailer = ChunkHeader(
       offset: end, kind: .trailer, encoding: .raw, threadSerial: 0, threadID: 0,
       storedLength: UInt32(payload.count), rawLength: UInt32(payload.count),
-      baseTime: recovery.trailer.endTime, firstAllocCounter: 0, recordCount: 0,
-      checksum: FNV1a.hash(payload))
+      baseTime: recovery.trailer.endTime, firstAllocCounter: 0, recordCount: 0, checksum: 0)
+    trailer.seal(over: payload)
     guard pwrite(file, trailer.encoded + payload, at: end) else {
       throw TraceError(path: path, reason: .writeFailed(offset: end, errorText()))
     }
@@ -191,7 +191,7 @@ package final class SharedBuffers {
     header.storedLength = UInt32(compressed ? stored.count : payload.count)
     header.rawLength = UInt32(payload.count)
     header.recordCount = summary.records
-    header.checksum = FNV1a.hash(compressed ? stored : payload)
+    header.seal(over: compressed ? stored : payload)
     return (header, compressed ? stored : payload, summary.allocs, summary.frees)
   }
 

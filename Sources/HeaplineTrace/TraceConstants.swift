@@ -1,4 +1,4 @@
-/// Constants of the trace file format, version 1.
+/// Constants of the trace file format, version 2.
 ///
 /// The layout they describe is documented in <doc:TraceFormat>. The C shim writes the same
 /// values; change both sides together and bump ``version`` when the layout changes.
@@ -6,13 +6,15 @@ public enum TraceConstants {
   /// The eight bytes every trace starts with: ASCII `HEAPLINE`.
   public static let fileMagic: [UInt8] = Array("HEAPLINE".utf8)
   /// The format version this reader understands and the writer produces.
-  public static let version: UInt16 = 1
+  public static let version: UInt16 = 2
   /// Size of the file header; the first chunk starts here.
   public static let fileHeaderSize = 48
   /// Magic number at the start of every chunk: the bytes `HLCK` read as a little-endian u32.
   public static let chunkMagic: UInt32 = 0x4B43_4C48
   /// Size of a chunk header; the payload follows it.
   public static let chunkHeaderSize = 48
+  /// The bytes of a header (file or chunk) that its checksum at this offset covers.
+  public static let checksumOffset = 44
   /// Size of the trailer chunk's payload.
   public static let trailerPayloadSize = 64
   /// Category ids from here up are named by a CATEGORY record; below are size classes.

@@ -27,7 +27,7 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
     case badMagic
     /// The format version is one this reader does not know.
     case unsupportedVersion(UInt16)
-    /// The header-size field is smaller than the 48 bytes of version 1.
+    /// The header-size field is not the 48 bytes of version 2.
     case badHeaderSize(UInt16)
     /// A chunk header or payload extends past the end of the file.
     case chunkPastEnd(chunk: UInt64, needed: UInt64, remaining: UInt64)
@@ -51,6 +51,19 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
     case recordCountMismatch(chunk: UInt64, expected: UInt32, found: UInt64)
     /// Bytes follow the trailer, which must end the file.
     case dataAfterTrailer(trailer: UInt64, extra: UInt64)
+    /// The file header's checksum (offset 44) does not match its first 44 bytes.
+    case headerChecksumMismatch
+    /// A chunk claims more bytes than lie between it and the trailer that ends the file.
+    case chunkPastTrailer(chunk: UInt64, needed: UInt64, trailer: UInt64)
+    /// A reserved field, at this file offset, is not zero.
+    case nonzeroReserved(offset: UInt64)
+    /// A chunk's time or alloc counter goes back from its thread's previous chunk.
+    case chunkOutOfOrder(chunk: UInt64, String)
+    /// A chunk's records contradict its header or its thread's next chunk (a chunk between
+    /// them is missing, say).
+    case chunkMismatch(chunk: UInt64, String)
+    /// The chunks do not add up to what the trailer counts.
+    case trailerMismatch(trailer: UInt64, String)
   }
 
   /// Where a record starts: a file offset for raw payloads, an offset into the decompressed
@@ -96,7 +109,12 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
       .recordCountMismatch(let chunk, _, _):
       chunk
     case .truncatedRecord(let location), .malformedRecord(let location, _): location.chunk
-    case .dataAfterTrailer(let trailer, _): trailer
+    case .dataAfterTrailer(let trailer, _), .trailerMismatch(let trailer, _): trailer
+    case .headerChecksumMismatch: 44
+    case .nonzeroReserved(let offset): offset
+    case .chunkPastTrailer(let chunk, _, _), .chunkOutOfOrder(let chunk, _),
+      .chunkMismatch(let chunk, _):
+      chunk
     }
   }
 
@@ -127,7 +145,7 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
     case .badMagic:
       return "bad magic at offset 0 (not a Heapline trace)"
     case .badHeaderSize(let size):
-      return "header size \(size) at offset 10 is below \(TraceConstants.fileHeaderSize)"
+      return "header size \(size) at offset 10 is not \(TraceConstants.fileHeaderSize)"
     case .chunkPastEnd(let chunk, let needed, let remaining):
       return "chunk at offset \(chunk) runs past end of file (needs \(needed) bytes,"
         + " \(remaining) remain)"
@@ -151,6 +169,19 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
       return "chunk at offset \(chunk) holds \(found) records but its header says \(expected)"
     case .dataAfterTrailer(let trailer, let extra):
       return "\(extra) bytes follow the trailer at offset \(trailer)"
+    case .headerChecksumMismatch:
+      return "file header checksum at offset 44 does not match the header"
+    case .chunkPastTrailer(let chunk, let needed, let trailer):
+      return "chunk at offset \(chunk) needs \(needed) bytes, past the trailer at offset"
+        + " \(trailer)"
+    case .nonzeroReserved(let offset):
+      return "reserved bytes at offset \(offset) are not zero"
+    case .chunkOutOfOrder(let chunk, let detail):
+      return "chunk at offset \(chunk) is out of order (\(detail))"
+    case .chunkMismatch(let chunk, let detail):
+      return "chunk at offset \(chunk) \(detail)"
+    case .trailerMismatch(let trailer, let detail):
+      return "the trailer at offset \(trailer) does not match the chunks (\(detail))"
     case .cannotOpen, .readFailed, .writeFailed, .unsupportedVersion:
       return ""
     }

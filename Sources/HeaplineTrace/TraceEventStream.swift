@@ -33,6 +33,8 @@ public struct TraceEventStream {
   public private(set) var metadata = TraceMetadata()
   /// The number of events returned so far.
   public private(set) var eventCount: UInt64 = 0
+  private var allocCount: UInt64 = 0
+  private var freeCount: UInt64 = 0
 
   init(reader: TraceReader) {
     self.reader = reader
@@ -51,7 +53,10 @@ public struct TraceEventStream {
       nextPending += 1
       try openChunk(candidate)
     }
-    guard let earliest = heap.min else { return nil }
+    guard let earliest = heap.min else {
+      try checkTotals()
+      return nil
+    }
     let slot = earliest.slot
     let event = heads[slot]
     if let following = try cursors[slot].nextEvent(metadata: &metadata) {
@@ -62,7 +67,26 @@ public struct TraceEventStream {
       freeSlots.append(slot)
     }
     eventCount &+= 1
+    switch event {
+    case .alloc: allocCount &+= 1
+    case .free: freeCount &+= 1
+    default: break
+    }
     return event
+  }
+
+  /// At the end of a trace with a trailer: the ALLOC and FREE records read must be those the
+  /// trailer counts, or records were lost between the shim and the file.
+  private func checkTotals() throws(TraceError) {
+    guard let trailer = reader.trailer, let offset = reader.trailerChunk?.offset else { return }
+    for (name, read, counted) in [
+      ("ALLOC", allocCount, trailer.allocCount), ("FREE", freeCount, trailer.freeCount),
+    ] where read != counted {
+      throw TraceError(
+        path: reader.path,
+        reason: .trailerMismatch(
+          trailer: offset, "it counts \(counted) \(name) records, the chunks hold \(read)"))
+    }
   }
 
   /// Reads the rest of the trace for its metadata only, dropping the events.
@@ -74,8 +98,7 @@ public struct TraceEventStream {
   }
 
   private mutating func openChunk(_ chunk: ChunkHeader) throws(TraceError) {
-    let payload = try reader.payload(of: chunk)
-    var cursor = ChunkCursor(chunk: chunk, payload: payload, path: reader.path)
+    var cursor = try reader.cursor(for: chunk)
     openedCount &+= 1
     // A chunk of metadata only (the shim's own thread, say) is used up here.
     guard let first = try cursor.nextEvent(metadata: &metadata) else { return }

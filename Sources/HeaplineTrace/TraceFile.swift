@@ -10,7 +10,9 @@ final class TraceFile: Sendable {
 
   init(path: String) throws(TraceError) {
     self.path = path
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    // O_NONBLOCK: opening a FIFO for reading would wait for a writer forever. The flag does
+    // nothing to the reads of a regular file, the only kind accepted below.
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     guard descriptor >= 0 else {
       throw TraceError(path: path, reason: .cannotOpen(Self.systemMessage(errno)))
     }

@@ -34,7 +34,7 @@ public struct TraceHeader: Hashable, Sendable {
   /// Whether the trace was recorded in process, through `Heapline.record`.
   public var isRecordedInProcess: Bool { flags & TraceConstants.recordedInProcessFlag != 0 }
 
-  /// The header's 48 bytes.
+  /// The header's 48 bytes, the last four the FNV-1a of the 44 before them.
   public var encoded: [UInt8] {
     var writer = ByteWriter()
     writer.append(TraceConstants.fileMagic)
@@ -46,7 +46,7 @@ public struct TraceHeader: Hashable, Sendable {
     writer.appendUInt32(maximumStackDepth)
     writer.appendUInt32(flags)
     writer.appendUInt32(pageSize)
-    writer.appendUInt32(0)
+    writer.appendUInt32(FNV1a.hash(writer.bytes))
     return writer.bytes
   }
 }

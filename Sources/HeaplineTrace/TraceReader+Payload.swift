@@ -6,7 +6,7 @@ extension TraceReader {
   ///   the zstd frame does not decode to the raw length.
   public func payload(of chunk: ChunkHeader) throws(TraceError) -> [UInt8] {
     let stored = try file.read(at: chunk.payloadOffset, count: Int(chunk.storedLength))
-    guard FNV1a.hash(stored) == chunk.checksum else {
+    guard chunk.checksum(over: stored) == chunk.checksum else {
       throw TraceError(path: path, reason: .checksumMismatch(chunk: chunk.offset))
     }
     switch chunk.encoding {
@@ -21,5 +21,13 @@ extension TraceReader {
           path: path, reason: .decompressionFailed(chunk: chunk.offset, failure.message))
       }
     }
+  }
+
+  /// A decoder over `chunk`'s records, with the checks that need the rest of the trace: where
+  /// the thread's next chunk starts, and the trailer's end time.
+  func cursor(for chunk: ChunkHeader) throws(TraceError) -> ChunkCursor {
+    ChunkCursor(
+      chunk: chunk, payload: try payload(of: chunk), path: path,
+      nextAllocCounter: nextAllocCounter[chunk.offset], endTime: trailer?.endTime ?? .max)
   }
 }

@@ -1,12 +1,14 @@
-/// Opens a trace file, validates its header and indexes its chunks.
+/// Opens a trace file, checks its header and every chunk, and indexes the chunks.
 ///
-/// The reader reads only the 48-byte chunk headers when it opens a file; payloads are read
-/// (with `pread`), checked and decompressed one at a time while ``events()`` is iterated, so a
-/// trace of any size takes about one chunk per live thread of memory.
+/// Opening reads the file once, chunk by chunk, to check each chunk's header fields and its
+/// checksum (which covers header and payload), so every field the index holds is one the
+/// writer wrote. Payloads are read again (with `pread`), checked and decompressed one at a
+/// time while ``events()`` is iterated, so a trace of any size takes about one chunk per live
+/// thread of memory.
 ///
 /// ```swift
 /// let reader = try TraceReader(path: "app.trace")
-/// if let warning = reader.incompletenessWarning { print(warning) }
+/// for notice in try reader.notices() { print(notice) }
 /// var events = reader.events()
 /// while let event = try events.next() {
 ///   if case .alloc(let alloc) = event { print(alloc.size) }
@@ -25,13 +27,20 @@ public final class TraceReader: Sendable {
   public let trailer: TraceTrailer?
   /// The trailer chunk's header, when there is one.
   public let trailerChunk: ChunkHeader?
+  /// The partial chunk at the end of a trace that was cut short, which was not read.
+  public let cutShort: CutShort?
+  /// For each chunk that its thread followed with another: the next chunk's first alloc
+  /// counter, which this chunk's ALLOC records must reach exactly.
+  let nextAllocCounter: [UInt64: UInt64]
 
   let file: TraceFile
 
-  /// Opens and indexes the trace at `path`.
+  /// Opens, checks and indexes the trace at `path`.
   ///
-  /// - Throws: ``TraceError`` when the file cannot be opened, its header is not a version 1
-  ///   trace header, or a chunk header is damaged or runs past the end of the file.
+  /// - Throws: ``TraceError`` when the file cannot be opened, is not a regular file, its header
+  ///   is not a version 2 trace header, a chunk is damaged or out of order, or the chunks do
+  ///   not add up to the trailer. A partial chunk at the end is not an error: see
+  ///   ``cutShort``.
   public init(path: String) throws(TraceError) {
     let file = try TraceFile(path: path)
     self.file = file
@@ -43,6 +52,8 @@ public final class TraceReader: Sendable {
     chunks = index.chunks
     trailer = index.trailer
     trailerChunk = index.trailerChunk
+    cutShort = index.cut
+    nextAllocCounter = index.nextAllocCounter
   }
 
   /// Whether the trace ends with a trailer. A trace without one was cut short (the process was
@@ -55,12 +66,15 @@ public final class TraceReader: Sendable {
   /// A one-line warning for traces without a trailer, `nil` for complete ones.
   public var incompletenessWarning: String? {
     guard !isComplete else { return nil }
-    let cause = "the process was killed or is still running"
-    guard let last = lastCompleteChunkOffset else {
-      return "trace '\(path)' has no trailer and no complete chunk (\(cause))"
+    let read =
+      chunks.isEmpty
+      ? "no complete chunk" : "\(chunks.count) complete chunks up to offset \(chunks.last!.offset)"
+    if let cut = cutShort {
+      return "trace '\(path)' was cut short: \(cut.bytes) bytes of a partial chunk at offset"
+        + " \(cut.offset) were not read (read \(read))"
     }
-    return "trace '\(path)' has no trailer (\(cause)); read up to its last complete chunk"
-      + " at offset \(last)"
+    return "trace '\(path)' has no trailer (the process was killed or is still running);"
+      + " read \(read)"
   }
 
   /// Nanoseconds from the start time to the end of recording, from the trailer; for a trace cut

@@ -96,8 +96,26 @@ public struct TraceTrailer: Hashable, Sendable {
 }
 
 extension TraceTrailer {
+  /// Why a trailer payload does not decode.
+  enum DecodeFailure: Error {
+    case truncated
+    /// The reserved field at this offset of the payload is not zero.
+    case nonzeroReserved(UInt64)
+  }
+
   /// Decodes a trailer payload of 64 bytes.
-  init(payload: [UInt8]) throws(ByteCursor.Failure) {
+  init(payload: [UInt8]) throws(DecodeFailure) {
+    do {
+      try self.init(fields: payload)
+    } catch {
+      throw .truncated
+    }
+    guard payload.count >= 64, payload[56..<64].allSatisfy({ $0 == 0 }) else {
+      throw .nonzeroReserved(56)
+    }
+  }
+
+  private init(fields payload: [UInt8]) throws(ByteCursor.Failure) {
     var cursor = ByteCursor(payload)
     endTime = try cursor.readUInt64()
     eventChunkCount = try cursor.readUInt64()

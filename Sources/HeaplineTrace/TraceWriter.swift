@@ -21,8 +21,12 @@ public struct TraceWriter: Sendable {
   /// Headers of the chunks appended so far, with their offsets.
   public private(set) var chunks: [ChunkHeader] = []
   private var nextAllocCounter: [UInt32: UInt64] = [:]
-  private var allocCount: UInt64 = 0
-  private var freeCount: UInt64 = 0
+  /// A chunk without timed records takes its thread's previous base time, as the shim does.
+  private var lastBaseTime: [UInt32: UInt64] = [:]
+  /// ALLOC records appended so far, for the trailer.
+  public private(set) var allocCount: UInt64 = 0
+  /// FREE records appended so far, for the trailer.
+  public private(set) var freeCount: UInt64 = 0
 
   /// Starts a file with `header`.
   public init(header: TraceHeader = TraceHeader()) {
@@ -44,17 +48,19 @@ public struct TraceWriter: Sendable {
   {
     let raw = chunk.payloadBytes
     let stored = encoding == .zstd ? Zstd.compress(raw) : raw
-    let header = ChunkHeader(
+    var header = ChunkHeader(
       offset: UInt64(bytes.count), kind: .events, encoding: encoding,
       threadSerial: chunk.threadSerial, threadID: chunk.threadID,
       storedLength: UInt32(stored.count), rawLength: UInt32(raw.count),
-      baseTime: chunk.baseTime ?? 0, firstAllocCounter: chunk.firstAllocCounter,
-      recordCount: chunk.recordCount, checksum: FNV1a.hash(stored))
+      baseTime: chunk.baseTime ?? lastBaseTime[chunk.threadSerial] ?? 0,
+      firstAllocCounter: chunk.firstAllocCounter, recordCount: chunk.recordCount, checksum: 0)
+    header.seal(over: stored)
     bytes += header.encoded
     bytes += stored
     chunks.append(header)
     let counter = chunk.firstAllocCounter + chunk.allocCount
     nextAllocCounter[chunk.threadSerial] = max(nextAllocCounter[chunk.threadSerial] ?? 0, counter)
+    lastBaseTime[chunk.threadSerial] = header.baseTime
     allocCount += chunk.allocCount
     freeCount += chunk.freeCount
     return header
@@ -62,18 +68,34 @@ public struct TraceWriter: Sendable {
 
   /// Appends the trailer, with the counts of what was appended before it.
   public mutating func appendTrailer(
-    endTime: UInt64, endReason: TraceTrailer.EndReason = .exited
+    endTime: UInt64, endReason: TraceTrailer.EndReason = .exited, lostEvents: UInt64 = 0
   ) {
-    let trailer = TraceTrailer(
-      endTime: endTime, eventChunkCount: UInt64(chunks.count), allocCount: allocCount,
-      freeCount: freeCount, endReason: endReason)
+    appendTrailer(
+      TraceTrailer(
+        endTime: endTime, eventChunkCount: UInt64(chunks.count), allocCount: allocCount,
+        freeCount: freeCount, endReason: endReason, lostEvents: lostEvents))
+  }
+
+  /// Appends `trailer` as it is: for trailers with an exit status or recovered chunks, and for
+  /// trailers whose counts are wrong on purpose.
+  public mutating func appendTrailer(_ trailer: TraceTrailer) {
     let payload = trailer.encoded
-    let header = ChunkHeader(
+    var header = ChunkHeader(
       offset: UInt64(bytes.count), kind: .trailer, encoding: .raw, threadSerial: 0, threadID: 0,
-      storedLength: UInt32(payload.count), rawLength: UInt32(payload.count), baseTime: endTime,
-      firstAllocCounter: 0, recordCount: 0, checksum: FNV1a.hash(payload))
+      storedLength: UInt32(payload.count), rawLength: UInt32(payload.count),
+      baseTime: trailer.endTime, firstAllocCounter: 0, recordCount: 0, checksum: 0)
+    header.seal(over: payload)
     bytes += header.encoded
     bytes += payload
+  }
+
+  /// Writes `header` at its offset in ``bytes``, sealed over the payload bytes that follow it
+  /// there: for tests that change a chunk and need its checksum to stay right.
+  public mutating func reseal(_ header: ChunkHeader) {
+    var header = header
+    let start = Int(header.payloadOffset)
+    header.seal(over: bytes[start..<min(bytes.count, start + Int(header.storedLength))])
+    bytes.replaceSubrange(Int(header.offset)..<start, with: header.encoded)
   }
 
   /// Writes ``bytes`` to `path`, replacing any file there.

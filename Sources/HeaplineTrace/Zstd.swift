@@ -5,7 +5,9 @@ enum Zstd {
   /// Decompresses one frame that must produce exactly `rawLength` bytes.
   static func decompress(_ frame: [UInt8], rawLength: Int) -> Result<[UInt8], DecodeFailure> {
     let declared = frame.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
-    // ZSTD_CONTENTSIZE_UNKNOWN and _ERROR are the two largest u64 values.
+    // ZSTD_CONTENTSIZE_UNKNOWN and _ERROR are the two largest u64 values. The shim's frames
+    // (ZSTD_compress2 into a static context) do not record the size; the decoded length is
+    // checked below either way.
     if declared < UInt64.max - 1, declared != UInt64(rawLength) {
       return .failure(DecodeFailure("frame holds \(declared) bytes, header says \(rawLength)"))
     }

@@ -51,8 +51,8 @@ extension HeaplineCommand {
     }
 
     func run() throws {
-      let reader = try TraceReader(path: file)
-      if let warning = reader.incompletenessWarning { CLIOutput.warning(warning) }
+      let reader = try TraceInput.open(file)
+      try TraceInput.checkInstant(upTo, option: "--at", in: reader)
       let options = StatisticsOptions(
         topStackCount: top, upTo: upTo.map { .nanoseconds(Int64($0 * 1e9)) })
       let statistics = try Statistics(reader: reader, options: options)

@@ -2,13 +2,14 @@ import ArgumentParser
 import HeaplineAnalysis
 import HeaplineTrace
 
-/// What the analysis subcommands share: opening a trace with the usual warning, and turning
-/// the seconds and milliseconds users type into nanoseconds.
+/// What the analysis subcommands share: opening a trace with its notices, and turning the
+/// seconds and milliseconds users type into nanoseconds.
 enum TraceInput {
-  /// Opens `path`, warning on stderr when the trace was cut short.
+  /// Opens `path` and prints its notices on stderr, one line each: a trace cut short or
+  /// without a trailer, lost events, a process that ended before the shim could finish.
   static func open(_ path: String) throws -> TraceReader {
     let reader = try TraceReader(path: path)
-    if let warning = reader.incompletenessWarning { CLIOutput.warning(warning) }
+    for notice in try reader.notices() { CLIOutput.warning(notice) }
     return reader
   }
 
@@ -22,6 +23,18 @@ enum TraceInput {
     guard let value else { return }
     guard value >= 0 && value < 1e9 else {
       throw ValidationError("\(option) must be a number of seconds from 0, not \(value)")
+    }
+  }
+
+  /// Throws unless `seconds` lies within the trace: an instant after its end would report the
+  /// end under another name.
+  static func checkInstant(_ seconds: Double?, option: String, in reader: TraceReader) throws {
+    guard let seconds else { return }
+    let end = try reader.endTime()
+    guard nanoseconds(seconds: seconds) <= end else {
+      throw ValidationError(
+        "\(option) \(seconds) s is past the end of trace '\(reader.path)', which is"
+          + " \(TimeText.duration(end)) long")
     }
   }
 }

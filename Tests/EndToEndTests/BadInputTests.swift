@@ -41,16 +41,23 @@ import Testing
       try Harness.heapline(["report", "/nonexistent.trace"]), mentioning: "/nonexistent.trace")
   }
 
-  @Test func aTruncatedTraceIsAnErrorThatNamesTheOffset() throws {
-    // Given a real trace cut in the middle of its first chunk
+  @Test func aTraceCutInItsFirstChunkReadsEmptyWithANoticeNamingTheCut() throws {
+    // Given a real trace cut 10 bytes into its first chunk's payload
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("blocks", in: dir)
     let trace = dir.appendingPathComponent("cut.trace")
     _ = try Harness.heapline(["record", "-o", trace.path, "--", program, "100", "48", "0", "0"])
     let data = try Data(contentsOf: trace)
     try data.prefix(48 + 48 + 10).write(to: trace)
-    // Then the report names the offset of the chunk that runs past the end
-    expectOneLineError(try Harness.heapline(["report", trace.path]), mentioning: "offset 48")
+    // Then the report reads no allocation, and one notice names the 58 bytes left at 48
+    let result = try Harness.heapline(["report", trace.path, "--format", "json"])
+    #expect(result.status == 0)
+    #expect(
+      result.stderr
+        == "heapline: warning: trace '\(trace.path)' was cut short: 58 bytes of a partial chunk"
+        + " at offset 48 were not read (read no complete chunk)\n")
+    #expect(result.stdout.contains("\"allocations\": 0,"), "\(result.stdout)")
+    #expect(result.stdout.contains("\"cut_short_offset\": 48,"), "\(result.stdout)")
   }
 
   @Test func aCorruptTraceIsAnErrorThatNamesTheOffset() throws {

@@ -50,7 +50,8 @@ struct ReportRendererTests {
     #expect(
       Set(traceObject.keys) == [
         "path", "pid", "recorded_in_process", "start_realtime_ns", "duration_ns", "is_complete",
-        "last_complete_chunk_offset", "end_time_ns", "end_reason",
+        "last_complete_chunk_offset", "end_time_ns", "end_reason", "exit_status",
+        "recovered_chunks", "cut_short_offset", "cut_short_bytes", "lost_events",
       ])
     #expect(traceObject["path"] as? String == trace.path)
     #expect(traceObject["duration_ns"] as? Int == 2_500_000_000)

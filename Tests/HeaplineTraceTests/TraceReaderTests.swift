@@ -50,32 +50,58 @@ struct TraceReaderTests {
     let offset = writer.chunks[1].offset
     #expect(
       reader.incompletenessWarning == "trace '\(trace.path)' has no trailer (the process was killed"
-        + " or is still running); read up to its last complete chunk at offset \(offset)")
+        + " or is still running); read 2 complete chunks up to offset \(offset)")
   }
 
-  @Test("a trace cut in the middle of a chunk fails, naming the chunk and the shortfall")
+  @Test("a trace cut in the middle of a chunk reads every complete chunk and names the cut")
   func truncatedMidChunk() throws {
+    // Given a trace cut 2 bytes into the second chunk's payload
     var writer = Self.twoChunks()
     let chunk = writer.chunks[1]
     writer.bytes.removeSubrange((Int(chunk.payloadOffset) + 2)...)
     let trace = try TemporaryTrace(writer)
-    let error = #expect(throws: TraceError.self) { try TraceReader(path: trace.path) }
-    let needed = 48 + Int(chunk.storedLength)
+    // When it is read
+    let reader = try TraceReader(path: trace.path)
+    // Then the first chunk's one allocation is read, and the 50 bytes left are named
+    #expect(reader.chunks.map(\.offset) == [writer.chunks[0].offset])
+    #expect(reader.cutShort == CutShort(offset: chunk.offset, bytes: 50))
+    #expect(try trace.events().events.count == 1)
     #expect(
-      error?.description
-        == "corrupt trace '\(trace.path)': chunk at offset \(chunk.offset) runs past end of file"
-        + " (needs \(needed) bytes, 50 remain)")
-    #expect(error?.offset == chunk.offset)
+      reader.incompletenessWarning
+        == "trace '\(trace.path)' was cut short: 50 bytes of a partial chunk at offset"
+        + " \(chunk.offset) were not read (read 1 complete chunks up to offset 48)")
   }
 
-  @Test("a trace cut inside a chunk header fails the same way")
+  @Test("a trace cut inside a chunk header is cut short the same way")
   func truncatedChunkHeader() throws {
     var writer = Self.twoChunks()
     let chunk = writer.chunks[1]
     writer.bytes.removeSubrange((Int(chunk.offset) + 20)...)
     let trace = try TemporaryTrace(writer)
-    let error = #expect(throws: TraceError.self) { try TraceReader(path: trace.path) }
-    #expect(error?.reason == .chunkPastEnd(chunk: chunk.offset, needed: 48, remaining: 20))
+    let reader = try TraceReader(path: trace.path)
+    #expect(reader.cutShort == CutShort(offset: chunk.offset, bytes: 20))
+    #expect(reader.chunks.count == 1)
+  }
+
+  @Test("a chunk whose length runs past a trailer at the end of the file is damaged, not cut")
+  func lengthPastTrailer() throws {
+    // Given a complete trace whose first chunk claims 100,000 more payload bytes, resealed
+    var writer = Self.twoChunks()
+    var chunk = writer.chunks[0]
+    let payload = Array(writer.bytes[Int(chunk.payloadOffset)..<Int(chunk.endOffset)])
+    chunk.storedLength += 100_000
+    chunk.rawLength += 100_000
+    chunk.seal(over: payload)
+    writer.bytes.replaceSubrange(Int(chunk.offset)..<Int(chunk.payloadOffset), with: chunk.encoded)
+    let trace = try TemporaryTrace(writer)
+    // Then reading fails at that chunk, naming the trailer
+    let trailer = UInt64(writer.bytes.count - 112)
+    #expect(
+      throws: TraceError(
+        path: trace.path,
+        reason: .chunkPastTrailer(
+          chunk: chunk.offset, needed: 48 + UInt64(chunk.storedLength), trailer: trailer))
+    ) { try TraceReader(path: trace.path) }
   }
 
   @Test("a file that is not a trace is rejected at offset 0")
@@ -100,11 +126,13 @@ struct TraceReaderTests {
       try TraceReader(path: short.path)
     }
     var future = Self.twoChunks()
-    future.bytes[8] = 2
+    future.bytes[8] = 3
     let version = try TemporaryTrace(future)
     let error = #expect(throws: TraceError.self) { try TraceReader(path: version.path) }
-    #expect(error?.reason == .unsupportedVersion(2))
-    #expect(error?.description.contains("format version 2 at offset 8") == true)
+    #expect(error?.reason == .unsupportedVersion(3))
+    #expect(
+      error?.description.hasSuffix("format version 3 at offset 8 (this heapline reads version 2)")
+        == true)
   }
 
   @Test("a missing file fails with the system's reason")
@@ -129,17 +157,36 @@ struct TraceReaderTests {
     }
   }
 
-  @Test("a payload byte changed after writing fails the checksum when the chunk is read")
+  @Test("a payload byte changed after writing fails the checksum when the trace is opened")
   func checksumMismatch() throws {
     var writer = Self.twoChunks()
     let chunk = writer.chunks[0]
     writer.bytes[Int(chunk.payloadOffset) + 1] ^= 0x01
     let trace = try TemporaryTrace(writer)
-    let reader = try TraceReader(path: trace.path)
-    let error = #expect(throws: TraceError.self) { try reader.payload(of: reader.chunks[0]) }
+    let error = #expect(throws: TraceError.self) { try TraceReader(path: trace.path) }
     #expect(
       error?.description
         == "corrupt trace '\(trace.path)': checksum mismatch in chunk at offset \(chunk.offset)")
+  }
+
+  @Test("a flipped bit in a chunk header's base time or in the file header fails its checksum")
+  func headerChecksums() throws {
+    var writer = Self.twoChunks()
+    writer.bytes[Int(writer.chunks[1].offset) + 24 + 5] ^= 0x04  // base time, outside the payload
+    let trace = try TemporaryTrace(writer)
+    #expect(
+      throws: TraceError(
+        path: trace.path, reason: .checksumMismatch(chunk: writer.chunks[1].offset))
+    ) { try TraceReader(path: trace.path) }
+
+    var header = Self.twoChunks()
+    header.bytes[16] ^= 0x01  // the start time
+    let damaged = try TemporaryTrace(header)
+    let error = #expect(throws: TraceError.self) { try TraceReader(path: damaged.path) }
+    #expect(
+      error?.description
+        == "corrupt trace '\(damaged.path)': file header checksum at offset 44 does not match the"
+        + " header")
   }
 
   @Test("a record cut short inside its chunk names both offsets")

@@ -39,11 +39,7 @@ struct ZstdChunkTests {
     let payloadStart = Int(header.payloadOffset)
     let payloadEnd = payloadStart + Int(header.storedLength)
     for index in (payloadStart + 4)..<payloadEnd { writer.bytes[index] = 0xFF }
-    let checksum = FNV1a.hash(writer.bytes[payloadStart..<payloadEnd])
-    for byte in 0..<4 {
-      writer.bytes[Int(header.offset) + 44 + byte] = UInt8(
-        truncatingIfNeeded: checksum >> (8 * UInt32(byte)))
-    }
+    writer.reseal(header)
     let trace = try TemporaryTrace(writer)
     let error = #expect(throws: TraceError.self) { try trace.events() }
     #expect(
