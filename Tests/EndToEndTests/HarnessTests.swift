@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+/// The harness gives every child a deadline: a hang fails its test with the child's stacks
+/// instead of hanging the suite.
+@Suite struct HarnessTests {
+  /// The state letter of `pid` in /proc ("Z" for a zombie), or nil when it no longer exists.
+  func processState(_ pid: pid_t) -> String? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let close = stat.lastIndex(of: ")")
+    else { return nil }
+    return stat[stat.index(close, offsetBy: 2)...].split(separator: " ").first.map(String.init)
+  }
+
+  @Test func aChildPastItsDeadlineIsKilledWithItsGroupAndReportedWithItsStacks() throws {
+    // Given a child that sleeps for 300 s, and has started another sleeper in its group
+    let dir = try Harness.temporaryDirectory()
+    let pidFile = dir.appendingPathComponent("background.pid").path
+    let script = "sleep 300 & echo $! > \(pidFile); exec sleep 300"
+    // When it runs with a deadline of 2 s
+    var failure: HarnessError?
+    do {
+      _ = try Harness.run("/bin/sh", ["-c", script], timeout: 2)
+    } catch let error as HarnessError {
+      failure = error
+    }
+    // Then the run fails, naming the deadline and showing where the child's thread was
+    let message = try #require(failure).description
+    #expect(message.contains("timed out after 2.0 s and was killed with its process group"))
+    if FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") {
+      #expect(message.contains("nanosleep"), "\(message)")
+    }
+    // And the sleeper it started is gone too (a zombie at most, until init reaps it)
+    let text = try String(contentsOfFile: pidFile, encoding: .utf8)
+    let background = try #require(pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+    let state = processState(background)
+    #expect(state == nil || state == "Z", "state \(state ?? "gone"), \(message)")
+  }
+
+  @Test func aChildEndedBySignalNReportsStatus128PlusN() throws {
+    let result = try Harness.run("/bin/sh", ["-c", "kill -TERM $$"], timeout: 60)
+    #expect(result.status == 128 + SIGTERM)
+  }
+
+  @Test func stdinReachesTheChildAndBothOutputsComeBack() throws {
+    let result = try Harness.run(
+      "/bin/sh", ["-c", "read line; echo \"out $line\"; echo err >&2; exit 3"], stdin: "hi\n")
+    #expect(result.status == 3)
+    #expect(result.stdout == "out hi\n")
+    #expect(result.stderr == "err\n")
+  }
+}
