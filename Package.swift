@@ -39,10 +39,13 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       path: "Tools/Slideshow"),
+    // How `heapline record` starts the program (fork, PR_SET_PDEATHSIG, exec) and forwards
+    // signals to it: async-signal-safe code, so C.
+    .target(name: "CHeaplineSpawn"),
     .executableTarget(
       name: "heapline",
       dependencies: [
-        "HeaplineTrace", "HeaplineAnalysis",
+        "HeaplineTrace", "HeaplineAnalysis", "CHeaplineSpawn",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "heapline-demo", path: "Tools/Demo"),

@@ -80,9 +80,7 @@ struct MemoryPressureOptions: ParsableArguments {
   func validate() throws {
     _ = try warnTimes()
     _ = try limitBytes()
-    guard (0..<65).contains(warnSignal) else {
-      throw ValidationError("--warn-signal must be a signal number, not \(warnSignal)")
-    }
+    try SignalOption.check(warnSignal, option: "--warn-signal")
   }
 
   /// The shim's environment for these options.
