@@ -55,6 +55,9 @@ let package = Package(
     .executableTarget(
       name: "heapline-api-fixture", dependencies: ["Heapline", "HeaplineAnalysis"],
       path: "Tests/LeakAPIFixture"),
+    // Heapline.record's failures (a throwing body, a full disk) in a process of its own.
+    .executableTarget(
+      name: "heapline-record-fixture", dependencies: ["Heapline"], path: "Tests/RecordAPIFixture"),
     .testTarget(name: "HeaplineTraceTests", dependencies: ["HeaplineTrace", "HeaplineAnalysis"]),
     .testTarget(name: "HeaplineTests", dependencies: ["Heapline"]),
     .testTarget(
