@@ -133,7 +133,8 @@ public enum HeaplineError: Error, CustomStringConvertible {
     case .invalidDepth(let depth): return "the stack depth must be from 1 to 256, not \(depth)"
     case .io(let what, let err): return "\(what): \(String(cString: strerror(err)))"
     case .writeFailed(let path, let err):
-      let reason = err.map { ": \(String(cString: strerror($0)))" } ?? " (the shim said why on stderr)"
+      let reason =
+        err.map { ": \(String(cString: strerror($0)))" } ?? " (the shim said why on stderr)"
       return "writing the trace to '\(path)' failed, so the recording stopped early\(reason)"
     case .notRecording:
       return "no recording is running: check for leaks inside Heapline.record { }, or in a"

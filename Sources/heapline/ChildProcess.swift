@@ -32,7 +32,8 @@ enum ChildProcess {
     guard pid > 0 else {
       let err = -pid
       let status: Int32 = err == ENOENT ? 127 : 126
-      throw RecordError("cannot run '\(executable)': \(String(cString: strerror(err)))", status: status)
+      throw RecordError(
+        "cannot run '\(executable)': \(String(cString: strerror(err)))", status: status)
     }
     let status = hl_spawn_wait(pid)
     guard status >= 0 else {

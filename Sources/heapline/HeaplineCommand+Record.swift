@@ -12,7 +12,11 @@ extension HeaplineCommand {
       discussion: """
         The program's stdin, stdout and stderr pass through, and heapline exits with the \
         program's exit status (128 + N when a signal N ended it). Only the program itself is \
-        traced, not the programs it starts.
+        traced, not the programs it starts. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to \
+        heapline are passed on to the program, and the program is killed if heapline is.
+
+        Exit status, as env and timeout have it: 64 for a usage error, 125 when record itself \
+        fails, 126 when the program cannot be executed, 127 when it is not found.
         """)
 
     @Option(

@@ -18,7 +18,8 @@ enum SignalOption {
   /// Throws unless `number` is 0 (none) or a signal that the shim may catch.
   static func check(_ number: Int32, option: String) throws {
     guard (0...64).contains(number) else {
-      throw ValidationError("\(option) must be a signal number from 1 to 64 (0 for none), not \(number)")
+      throw ValidationError(
+        "\(option) must be a signal number from 1 to 64 (0 for none), not \(number)")
     }
     if let name = refused[number] {
       throw ValidationError("\(option) cannot be \(number), \(name)")

@@ -81,6 +81,14 @@ enum Harness {
       stderr: String(decoding: output.stderr, as: UTF8.self))
   }
 
+  /// The state letter of `pid` in /proc ("Z" for a zombie), or nil when it no longer exists.
+  static func processState(_ pid: pid_t) -> String? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let close = stat.lastIndex(of: ")")
+    else { return nil }
+    return stat[stat.index(close, offsetBy: 2)...].split(separator: " ").first.map(String.init)
+  }
+
   /// Every thread's backtrace in `pid`, from gdb when it is installed (with a deadline of its
   /// own, and no stacks of its own when it hangs).
   static func threadStacks(of pid: pid_t) -> String {

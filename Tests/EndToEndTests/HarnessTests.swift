@@ -4,14 +4,6 @@ import Testing
 /// The harness gives every child a deadline: a hang fails its test with the child's stacks
 /// instead of hanging the suite.
 @Suite struct HarnessTests {
-  /// The state letter of `pid` in /proc ("Z" for a zombie), or nil when it no longer exists.
-  func processState(_ pid: pid_t) -> String? {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let close = stat.lastIndex(of: ")")
-    else { return nil }
-    return stat[stat.index(close, offsetBy: 2)...].split(separator: " ").first.map(String.init)
-  }
-
   @Test func aChildPastItsDeadlineIsKilledWithItsGroupAndReportedWithItsStacks() throws {
     // Given a child that sleeps for 300 s, and has started another sleeper in its group
     let dir = try Harness.temporaryDirectory()
@@ -33,7 +25,7 @@ import Testing
     // And the sleeper it started is gone too (a zombie at most, until init reaps it)
     let text = try String(contentsOfFile: pidFile, encoding: .utf8)
     let background = try #require(pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)))
-    let state = processState(background)
+    let state = Harness.processState(background)
     #expect(state == nil || state == "Z", "state \(state ?? "gone"), \(message)")
   }
 

@@ -19,7 +19,8 @@ import Testing
   /// shared by the tests that run in parallel).
   func heapline(in dir: URL, _ arguments: [String]) throws -> Harness.Result {
     try Harness.run(
-      "/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", dir.path, Harness.heapline]
+      "/bin/sh",
+      ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", dir.path, Harness.heapline]
         + arguments)
   }
 
@@ -75,12 +76,15 @@ import Testing
     let (_, program, trace) = try recorded()
     let result = try Harness.heapline(["record", "-o", trace, "--", program, "1", "8", "0", "0"])
     #expect(result.status == 0)
-    #expect(result.stderr == "heapline: trace written to \(trace) (it replaced the previous trace)\n")
+    #expect(
+      result.stderr == "heapline: trace written to \(trace) (it replaced the previous trace)\n")
   }
 
   @Test func recordRefusesAnOutputThatIsNotARegularFile() throws {
     let (dir, program, _) = try recorded()
-    let full = try Harness.heapline(["record", "-o", "/dev/full", "--", program, "1", "8", "0", "0"])
+    let full = try Harness.heapline([
+      "record", "-o", "/dev/full", "--", program, "1", "8", "0", "0",
+    ])
     expectRefusal(full, status: 125, mentioning: "'/dev/full': it is not a regular file")
     let directory = try Harness.heapline(["record", "-o", dir.path, "--", program])
     expectRefusal(directory, status: 125, mentioning: "it is a directory")

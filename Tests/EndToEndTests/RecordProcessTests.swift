@@ -48,14 +48,6 @@ import Testing
     }
   }
 
-  /// The state letter of `pid` in /proc ("Z" for a zombie), or nil when it no longer exists.
-  static func processState(_ pid: pid_t) -> String? {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let close = stat.lastIndex(of: ")")
-    else { return nil }
-    return stat[stat.index(close, offsetBy: 2)...].split(separator: " ").first.map(String.init)
-  }
-
   @Test func aMissingProgramIs127AndANonExecutableOneIs126() throws {
     let dir = try Harness.temporaryDirectory()
     let missing = try Harness.heapline(["record", "--", dir.appendingPathComponent("no").path])
@@ -85,13 +77,17 @@ import Testing
     let result = try Harness.heapline(
       ["record", "--", "true"], environment: ["HEAPLINE_PRELOAD": "/nonexistent/preload.so"])
     #expect(result.status == 125)
-    #expect(result.stderr == "heapline: HEAPLINE_PRELOAD names '/nonexistent/preload.so', which cannot be read\n")
+    #expect(
+      result.stderr
+        == "heapline: HEAPLINE_PRELOAD names '/nonexistent/preload.so', which cannot be read\n")
   }
 
   @Test func aProgramEndedBySignalNGives128PlusN() throws {
     let dir = try Harness.temporaryDirectory()
     let trace = dir.appendingPathComponent("t.trace").path
-    let result = try Harness.heapline(["record", "-o", trace, "--", "/bin/sh", "-c", "kill -TERM $$"])
+    let result = try Harness.heapline([
+      "record", "-o", trace, "--", "/bin/sh", "-c", "kill -TERM $$",
+    ])
     #expect(result.status == 128 + SIGTERM)
     #expect(result.stderr.contains("'/bin/sh' was ended by signal \(SIGTERM)"))
   }
@@ -128,7 +124,8 @@ import Testing
   @Test func theProgramDiesWithAKilledRecord() throws {
     // Given a program that records its pid and sleeps
     let dir = try Harness.temporaryDirectory()
-    let running = try Running(script: "echo $$ > \"$1.pid\"; mv \"$1.pid\" \"$1\"; exec sleep 300", in: dir)
+    let running = try Running(
+      script: "echo $$ > \"$1.pid\"; mv \"$1.pid\" \"$1\"; exec sleep 300", in: dir)
     try #require(running.waitUntilReady())
     let text = try String(contentsOfFile: running.ready, encoding: .utf8)
     let program = try #require(pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -137,7 +134,7 @@ import Testing
     kill(running.child.pid, SIGKILL)
     _ = running.finish()  // its pipes close only once the program holding them is gone too
     // Then the program is gone as well (a zombie at most, until init reaps it)
-    let state = Self.processState(program)
+    let state = Harness.processState(program)
     #expect(state == nil || state == "Z", "program \(program) is \(state ?? "gone")")
   }
 
