@@ -31,6 +31,11 @@ do {
   CLIOutput.error(failure.description)
   Glibc.exit(failure.status)
 } catch {
+  // --help parses into a command whose run throws the help.
+  if HeaplineCommand.exitCode(for: error) == .success {
+    print(HeaplineCommand.fullMessage(for: error))
+    Glibc.exit(0)
+  }
   // The arguments were valid: what fails now is the input (a trace, a suppressions file).
   CLIOutput.error(HeaplineCommand.message(for: error))
   Glibc.exit(2)

@@ -13,17 +13,6 @@ import Testing
     #expect(result.stderr.contains(text), "stderr: \(result.stderr)")
   }
 
-  /// Exit status 64; the error on the first line, then the usage of `subcommand` and the hint.
-  func expectUsageError(_ result: Harness.Result, mentioning text: String, subcommand: String) {
-    #expect(result.status == 64)
-    let lines = result.stderr.split(separator: "\n").map(String.init)
-    #expect(lines.first?.hasPrefix("heapline: ") == true, "stderr: \(result.stderr)")
-    #expect(lines.first?.contains(text) == true, "stderr: \(result.stderr)")
-    #expect(lines.contains { $0.hasPrefix("Usage: heapline \(subcommand) ") })
-    #expect(lines.last == "  See 'heapline \(subcommand) --help' for more information.")
-    #expect(result.stdout.isEmpty)
-  }
-
   @Test func anUnknownProgramIsAnError() throws {
     let result = try Harness.heapline(["record", "--", "no-such-program-heapline"])
     expectOneLineError(result, mentioning: "not found", status: 127)

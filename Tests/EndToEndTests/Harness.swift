@@ -89,6 +89,18 @@ enum Harness {
     return stat[stat.index(close, offsetBy: 2)...].split(separator: " ").first.map(String.init)
   }
 
+  /// Whether `pid` has ended (gone, or a zombie that init has yet to reap) within `seconds`:
+  /// a process killed a moment ago may still be on its way out.
+  static func hasEnded(_ pid: pid_t, within seconds: Double = 60) -> Bool {
+    let deadline = Date(timeIntervalSinceNow: seconds)
+    repeat {
+      let state = processState(pid)
+      if state == nil || state == "Z" || state == "X" { return true }
+      usleep(10_000)
+    } while Date() < deadline
+    return false
+  }
+
   /// Every thread's backtrace in `pid`, from gdb when it is installed (with a deadline of its
   /// own, and no stacks of its own when it hangs).
   static func threadStacks(of pid: pid_t) -> String {
