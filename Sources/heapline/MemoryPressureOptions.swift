@@ -109,12 +109,14 @@ struct MemoryPressureOptions: ParsableArguments {
     let report = StatisticsReport(statistics: statistics, symbolizer: Symbolizer())
     let path = trace + ".lowmem.txt"
     let text = LowMemoryReportRenderer(program: program).render(report)
-    guard let file = fopen(path, "w") else {
-      CLIOutput.warning("cannot write the low-memory report to \(path)")
+    do {
+      var output = try FileOutput(path: path)
+      try output.write(text)
+      try output.close()
+    } catch {
+      CLIOutput.warning("cannot write the low-memory report: \(error)")
       return nil
     }
-    fputs(text, file)
-    fclose(file)
     let limit = statistics.memoryLimitKill.map { ByteCountText.grouped($0.limit.limitBytes) }
     CLIOutput.note(
       "'\(program)' exceeded its memory limit of \(limit ?? "?") bytes and was killed "
