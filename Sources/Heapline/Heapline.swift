@@ -38,6 +38,9 @@ public enum Heapline {
   /// - Parameters:
   ///   - path: where the trace goes; by default a temporary file, removed once read.
   ///   - depth: the maximum number of frames in a stack.
+  /// - Throws: what `body` throws; ``HeaplineError/writeFailed(path:errno:)`` when a write to
+  ///   the trace failed (a full disk); ``HeaplineError/io(_:_:)`` when the trace cannot be
+  ///   created. A temporary trace is removed in every case.
   public static func record(
     to path: String? = nil, depth: Int = 64, _ body: () throws -> Void
   ) throws -> Recording {
