@@ -61,13 +61,13 @@ enum Harness {
     let deadline = Date(timeIntervalSinceNow: timeout)
     let command = "\(executable) \(arguments.joined(separator: " ")) (pid \(child.pid))"
     guard let status = child.wait(seconds: timeout) else {
-      let stacks = threadStacks(of: child.pid)
+      let stacks = groupStacks(of: child.pid)
       child.killGroup()
       _ = child.wait(seconds: nil)
       _ = collected.wait(until: Date(timeIntervalSinceNow: 10))
       throw HarnessError(
         "\(command) timed out after \(timeout) s and was killed with its process group; "
-          + "its threads were at:\n\(stacks)")
+          + "the threads of the group's processes were at:\n\(stacks)")
     }
     guard let output = collected.wait(until: deadline) else {
       child.killGroup()
@@ -99,6 +99,29 @@ enum Harness {
       usleep(10_000)
     } while Date() < deadline
     return false
+  }
+
+  /// The processes of process group `group` (a program that `heapline record` runs is in
+  /// heapline's group, and is where a hang usually is).
+  static func groupMembers(_ group: pid_t) -> [pid_t] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap { pid_t($0) }.sorted().filter { pid in
+      guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+      else { return false }
+      // After the command name: state, parent, process group.
+      let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+      return fields.count > 2 && pid_t(fields[2]) == group
+    }
+  }
+
+  /// The stacks of every process in `group`, each under a line that names it.
+  static func groupStacks(of group: pid_t) -> String {
+    groupMembers(group).map { pid in
+      let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?\n"
+      return "── process \(pid) (\(name.trimmingCharacters(in: .newlines))) ──\n"
+        + threadStacks(of: pid)
+    }.joined(separator: "\n")
   }
 
   /// Every thread's backtrace in `pid`, from gdb when it is installed (with a deadline of its

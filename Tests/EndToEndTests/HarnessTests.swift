@@ -22,9 +22,11 @@ import Testing
     if FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") {
       #expect(message.contains("nanosleep"), "\(message)")
     }
-    // And the sleeper it started is gone too (a zombie at most, until init reaps it)
+    // Both sleepers' stacks were taken, and the one it started is gone too (a zombie at most,
+    // until init reaps it)
     let text = try String(contentsOfFile: pidFile, encoding: .utf8)
     let background = try #require(pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)))
+    #expect(message.contains("── process \(background) (sleep) ──"), "\(message)")
     #expect(Harness.hasEnded(background), "state \(Harness.processState(background) ?? "gone")")
   }
 
