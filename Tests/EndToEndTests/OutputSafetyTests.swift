@@ -145,4 +145,37 @@ import Testing
     #expect(try contents(output) == old)
     #expect(try names(in: dir) == ["blocks", "blocks.trace", "objects.csv"])
   }
+
+  @Test func aKilledCommandLeavesNoTemporaryFile() throws {
+    // Given an objects command held while its output is open: its symbolizer says so and sleeps
+    let (dir, _, trace) = try recorded()
+    let work = try Harness.temporaryDirectory()
+    let held = work.appendingPathComponent("held").path
+    let symbolizer = work.appendingPathComponent("symbolizer").path
+    try Data("#!/bin/sh\necho $$ > \(held).pid && mv \(held).pid \(held)\nexec sleep 300\n".utf8)
+      .write(to: URL(fileURLWithPath: symbolizer))
+    try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: symbolizer)
+    let before = try names(in: dir)
+    let output = dir.appendingPathComponent("objects.csv").path
+    var environment = ProcessInfo.processInfo.environment
+    environment["HEAPLINE_SYMBOLIZER"] = symbolizer
+    let child = try SpawnedChild(
+      executable: Harness.heapline, arguments: ["objects", trace, "-o", output],
+      environment: environment)
+    defer { child.killGroup() }
+    let collected = child.collect(stdin: Data())
+    let deadline = Date(timeIntervalSinceNow: Harness.defaultTimeout)
+    while !FileManager.default.fileExists(atPath: held) && Date() < deadline {
+      try #require(child.wait(seconds: 0.01) == nil, "heapline ended before its symbolizer ran")
+    }
+    let sleeper = try #require(
+      pid_t(try String(contentsOfFile: held, encoding: .utf8).trimmingCharacters(in: .newlines)))
+    defer { kill(sleeper, SIGKILL) }
+    // When it is killed
+    kill(child.pid, SIGKILL)
+    #expect(child.wait(seconds: Harness.defaultTimeout) == 128 + SIGKILL)
+    _ = collected.wait(until: Date(timeIntervalSinceNow: 1))
+    // Then the directory holds what it held: no output, no temporary file
+    #expect(try names(in: dir) == before)
+  }
 }
