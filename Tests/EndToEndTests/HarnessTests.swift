@@ -42,4 +42,14 @@ import Testing
     #expect(result.stdout == "out hi\n")
     #expect(result.stderr == "err\n")
   }
+
+  @Test func aChildInheritsOnlyStdinStdoutAndStderr() throws {
+    // Given a descriptor that this process leaves inheritable
+    let stray = open("/dev/null", O_RDONLY)
+    try #require(stray > 2)
+    defer { close(stray) }
+    let result = try Harness.run(
+      "/bin/sh", ["-c", "for f in /proc/$$/fd/*; do echo ${f##*/}; done"])
+    #expect(result.stdout.split(separator: "\n").sorted() == ["0", "1", "2"])
+  }
 }

@@ -9,6 +9,12 @@ import Foundation
 @_silgen_name("pipe2") private func pipe2(_ fds: UnsafeMutablePointer<Int32>, _ flags: Int32)
   -> Int32
 
+// glibc 2.34's, not in Glibc's Swift module: the child closes every descriptor from `low` up.
+@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+private func posix_spawn_file_actions_addclosefrom_np(
+  _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ low: Int32
+) -> Int32
+
 /// A child process in a process group of its own, so that everything it starts can be killed
 /// with it, and whose end can be awaited with a deadline.
 final class SpawnedChild: @unchecked Sendable {
@@ -36,6 +42,9 @@ final class SpawnedChild: @unchecked Sendable {
     posix_spawn_file_actions_adddup2(&actions, fds[0], 0)
     posix_spawn_file_actions_adddup2(&actions, fds[3], 1)
     posix_spawn_file_actions_adddup2(&actions, fds[5], 2)
+    // Only stdin, stdout and stderr: descriptors that other parts of the test process left
+    // inheritable would take the child's numbers (as Foundation's Process also ensures).
+    _ = posix_spawn_file_actions_addclosefrom_np(&actions, 3)
     // A new group; nothing blocked and every disposition at its default, whatever this test
     // thread blocks or ignores (SIGPIPE, above).
     var attributes = posix_spawnattr_t()
