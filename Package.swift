@@ -39,10 +39,13 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       path: "Tools/Slideshow"),
+    // How `heapline record` starts the program (fork, PR_SET_PDEATHSIG, exec) and forwards
+    // signals to it: async-signal-safe code, so C.
+    .target(name: "CHeaplineSpawn"),
     .executableTarget(
       name: "heapline",
       dependencies: [
-        "HeaplineTrace", "HeaplineAnalysis",
+        "HeaplineTrace", "HeaplineAnalysis", "CHeaplineSpawn",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "heapline-demo", path: "Tools/Demo"),
@@ -52,6 +55,9 @@ let package = Package(
     .executableTarget(
       name: "heapline-api-fixture", dependencies: ["Heapline", "HeaplineAnalysis"],
       path: "Tests/LeakAPIFixture"),
+    // Heapline.record's failures (a throwing body, a full disk) in a process of its own.
+    .executableTarget(
+      name: "heapline-record-fixture", dependencies: ["Heapline"], path: "Tests/RecordAPIFixture"),
     .testTarget(name: "HeaplineTraceTests", dependencies: ["HeaplineTrace", "HeaplineAnalysis"]),
     .testTarget(name: "HeaplineTests", dependencies: ["Heapline"]),
     .testTarget(

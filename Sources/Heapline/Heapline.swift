@@ -38,12 +38,18 @@ public enum Heapline {
   /// - Parameters:
   ///   - path: where the trace goes; by default a temporary file, removed once read.
   ///   - depth: the maximum number of frames in a stack.
+  /// - Throws: what `body` throws; ``HeaplineError/writeFailed(path:errno:)`` when a write to
+  ///   the trace failed (a full disk); ``HeaplineError/io(_:_:)`` when the trace cannot be
+  ///   created. A temporary trace is removed in every case.
   public static func record(
     to path: String? = nil, depth: Int = 64, _ body: () throws -> Void
   ) throws -> Recording {
-    let tracePath = path ?? temporaryTracePath()
     guard pthread_mutex_lock(&recordingTurn) == 0 else { throw HeaplineError.alreadyRecording }
     defer { pthread_mutex_unlock(&recordingTurn) }
+    let tracePath = try path ?? temporaryTracePath()
+    // Until a Recording owns it, a temporary trace is removed on every way out.
+    var owned = path == nil
+    defer { if owned { unlink(tracePath) } }
     try start(path: tracePath, depth: depth)
     do {
       try body()
@@ -51,8 +57,8 @@ public enum Heapline {
       _ = heapline_stop()
       throw error
     }
-    let stopped = heapline_stop()
-    guard stopped == 0 else { throw HeaplineError.io("stopping the recording", stopped) }
+    try stop(path: tracePath)
+    owned = false
     // A temporary trace lives as long as the recording, for its timeline and generations.
     return try Recording(path: tracePath, isTemporary: path == nil)
   }
@@ -83,11 +89,28 @@ public enum Heapline {
     }
   }
 
-  private static func temporaryTracePath() -> String {
+  /// Stops the recording. The shim stops a recording itself when a write to the trace fails
+  /// (a full disk): `heapline_stop` then finds nothing recording (EINVAL), and the trace has no
+  /// trailer; a shim that keeps the write's errno returns that instead.
+  private static func stop(path: String) throws {
+    let stopped = heapline_stop()
+    if stopped == 0 { return }
+    if stopped == EINVAL {
+      // Stopped from inside the body, through the C API: the trace is whole.
+      if (try? TraceReader(path: path))?.isComplete == true { return }
+      throw HeaplineError.writeFailed(path: path, errno: nil)
+    }
+    throw HeaplineError.writeFailed(path: path, errno: stopped)
+  }
+
+  private static func temporaryTracePath() throws -> String {
     let directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
     var template = Array("\(directory)/heapline-XXXXXX.trace".utf8CString)
     let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 6) }
-    if fd >= 0 { close(fd) }
+    guard fd >= 0 else {
+      throw HeaplineError.io("creating a temporary trace in '\(directory)'", errno)
+    }
+    close(fd)
     return String(
       decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
@@ -103,12 +126,19 @@ public enum HeaplineError: Error, CustomStringConvertible {
   case io(String, Int32)
   /// No recording is running, so there is nothing to scan for leaks.
   case notRecording
+  /// A write to the trace failed (a full disk, a file size limit), so the recording stopped
+  /// early; the trace holds what was written before. The errno value, when the shim gives it.
+  case writeFailed(path: String, errno: Int32?)
 
   public var description: String {
     switch self {
     case .alreadyRecording: return "a recording is already running in this process"
     case .invalidDepth(let depth): return "the stack depth must be from 1 to 256, not \(depth)"
     case .io(let what, let err): return "\(what): \(String(cString: strerror(err)))"
+    case .writeFailed(let path, let err):
+      let reason =
+        err.map { ": \(String(cString: strerror($0)))" } ?? " (the shim said why on stderr)"
+      return "writing the trace to '\(path)' failed, so the recording stopped early\(reason)"
     case .notRecording:
       return "no recording is running: check for leaks inside Heapline.record { }, or in a"
         + " program that `heapline record` runs"

@@ -2,8 +2,12 @@ import Glibc
 
 /// A ``TextOutput`` that writes a file, or standard output, through a 64 KiB buffer.
 ///
+/// A file is written to a temporary file beside it and renamed into place by ``close()``, so a
+/// failure leaves the old file as it was and no temporary file behind. An output that is one of
+/// the inputs is refused.
+///
 /// ```swift
-/// var output = try FileOutput(path: "timeline.csv")  // nil for stdout
+/// var output = try FileOutput(path: "timeline.csv", inputs: ["app.trace"])  // nil for stdout
 /// try output.write("time_s,live_bytes\r\n")
 /// try output.close()
 /// ```
@@ -11,18 +15,36 @@ public struct FileOutput: TextOutput {
   /// The path written, or `-` for standard output.
   public let path: String
   private let descriptor: Int32
+  private let pending: PendingFile?
   private var buffer: [UInt8] = []
   private static let capacity = 64 * 1024
 
-  /// Creates (or truncates) the file at `path`; `nil` or `-` writes to standard output.
-  public init(path: String?) throws(AnalysisError) {
+  /// Prepares to write `path`; `nil` or `-` writes to standard output. Throws when `path` is
+  /// the same file as one of `inputs` (by device and inode, so hard links count), or a
+  /// directory. Devices and pipes (`/dev/null`) are written in place.
+  public init(path: String?, inputs: [String] = []) throws(AnalysisError) {
     guard let path, path != "-" else {
       self.path = "-"
       descriptor = STDOUT_FILENO
+      pending = nil
       return
     }
     self.path = path
-    descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    if let input = FileIdentity.input(among: inputs, sameAs: path) {
+      throw AnalysisError.outputFailed(
+        path: path, "it is the input '\(input)'; write the output to another file")
+    }
+    let existing = FileIdentity(path: path)
+    if let existing, existing.type == UInt32(S_IFDIR) {
+      throw AnalysisError.outputFailed(path: path, "it is a directory")
+    }
+    if let existing, !existing.isRegularFile {
+      descriptor = open(path, O_WRONLY | O_CLOEXEC)
+      pending = nil
+    } else {
+      pending = try PendingFile(replacing: path, mode: existing?.mode)
+      descriptor = pending!.descriptor
+    }
     guard descriptor >= 0 else {
       throw AnalysisError.outputFailed(path: path, String(cString: strerror(errno)))
     }
@@ -51,9 +73,13 @@ public struct FileOutput: TextOutput {
     buffer.removeAll(keepingCapacity: true)
   }
 
-  /// Flushes, and closes the file (standard output stays open).
+  /// Flushes, and puts the file in place (standard output stays open).
   public mutating func close() throws(AnalysisError) {
     try flush()
-    if descriptor != STDOUT_FILENO { _ = Glibc.close(descriptor) }
+    if let pending {
+      try pending.commit()
+    } else if descriptor != STDOUT_FILENO {
+      _ = Glibc.close(descriptor)
+    }
   }
 }

@@ -9,6 +9,12 @@ enum CLIOutput {
   static func warning(_ message: String) { write("heapline: warning: " + firstLine(message)) }
   static func note(_ message: String) { write("heapline: " + message) }
 
+  /// The usage lines and the --help hint of an argument parser's message, after its error line.
+  static func usage(_ message: String) {
+    let lines = message.split(separator: "\n", omittingEmptySubsequences: true).dropFirst()
+    for line in lines { write(String(line)) }
+  }
+
   private static func firstLine(_ message: String) -> String {
     let trimmed = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
     return String(trimmed.split(separator: "\n", omittingEmptySubsequences: true).first ?? "")

@@ -83,7 +83,7 @@ extension HeaplineCommand {
           ? comparison.text(pathA: files[0], pathB: files[1], stackLimit: limit)
           : comparison.csv()
       }
-      var sink = try FileOutput(path: output)
+      var sink = try FileOutput(path: output, inputs: files)
       try sink.write(text)
       try sink.close()
     }

@@ -47,7 +47,7 @@ extension HeaplineCommand {
       let profile = StackProfile(
         statistics: statistics, weights: Set(weights),
         symbolizer: symbolize ? Symbolizer() : nil)
-      var sink = try FileOutput(path: output)
+      var sink = try FileOutput(path: output, inputs: [file])
       switch format {
       case .folded:
         try sink.write(FoldedStacks.render(profile, weight: weights[0]))

@@ -41,7 +41,7 @@ extension HeaplineCommand {
       let options = ObjectListOptions(
         category: category,
         liveAt: liveAt.map { .nanoseconds(Int64(TraceInput.nanoseconds(seconds: $0))) })
-      var sink = try FileOutput(path: output)
+      var sink = try FileOutput(path: output, inputs: [file])
       try ObjectListWriter.write(
         reader, options: options, symbolizer: symbolize ? Symbolizer() : nil, to: &sink)
       try sink.close()

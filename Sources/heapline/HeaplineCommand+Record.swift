@@ -13,11 +13,22 @@ extension HeaplineCommand {
       discussion: """
         The program's stdin, stdout and stderr pass through, and heapline exits with the \
         program's exit status (128 + N when a signal N ended it). Only the program itself is \
-        traced, not the programs it starts.
+        traced, not the programs it starts. SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to \
+        heapline are passed on to the program, and the program is killed if heapline is.
+
+        Exit status, as env and timeout have it: 64 for a usage error, 125 when record itself \
+        fails, 126 when the program cannot be executed, 127 when it is not found.
         """)
 
-    @Option(name: .shortAndLong, help: "The trace file (default: heapline.PROGRAM.PID.trace).")
+    @Option(
+      name: .shortAndLong,
+      help: ArgumentHelp(
+        "The trace file (default: heapline.PROGRAM.PID.trace). An existing trace is replaced; "
+          + "another file only with --force.", valueName: "file"))
     var output: String?
+
+    @Flag(help: "Replace the output file even when it is not a trace.")
+    var force = false
 
     @Option(help: "The maximum number of frames in a stack (1 to 256).")
     var depth: Int = 64
@@ -45,7 +56,7 @@ extension HeaplineCommand {
       // parser did not take is ours to read: help, or an option that does not exist.
       if let first = command.first, first != "--", first.hasPrefix("-") {
         if first == "-h" || first == "--help" { throw CleanExit.helpRequest(self) }
-        throw ValidationError("Unknown option '\(first)' (see 'heapline record --help')")
+        throw ValidationError("Unknown option '\(first)'")
       }
       if command.first == "--" { command.removeFirst() }
       guard let program = command.first, !program.isEmpty else {
@@ -57,20 +68,21 @@ extension HeaplineCommand {
       if let every = markEvery, !(every >= 0.01 && every < 1e6) {
         throw ValidationError("--mark-every must be a number of seconds from 0.01, not \(every)")
       }
-      guard (0..<65).contains(markSignal) else {
-        throw ValidationError("--mark-signal must be a signal number, not \(markSignal)")
+      if output == "-" {
+        throw ValidationError("a trace is binary and cannot go to standard output: give -o FILE")
       }
+      try SignalOption.check(markSignal, option: "--mark-signal")
     }
 
     func run() throws {
       let program = command[0]
-      guard let executable = ProgramLocator.resolve(program) else {
-        throw ValidationError("program '\(program)' not found")
-      }
+      let executable = try ProgramLocator.resolve(program)
       let preload = try ProgramLocator.preloadLibrary()
       let name = String(program.split(separator: "/").last ?? "program")
-      let path = ProgramLocator.absolute(output ?? "heapline.\(name).\(getpid()).trace")
-      try TraceFileCheck.prepare(path)
+      let destination = try TraceDestination(
+        path: ProgramLocator.absolute(output ?? "heapline.\(name).\(getpid()).trace"),
+        protected: [executable, preload], force: force)
+      let path = destination.path
       TraceRecovery.clearExecTraces(of: path)
       let shared = try SharedBuffers()
       var environment = [
@@ -83,15 +95,21 @@ extension HeaplineCommand {
       }
       environment.merge(try memory.environment()) { $1 }
       environment.merge(leakScans.environment()) { $1 }
-      let status = try ChildProcess.run(
-        executable: executable, arguments: command, environment: environment)
+      let status: ChildProcess.Status
+      do {
+        status = try ChildProcess.run(
+          executable: executable, arguments: command, environment: environment)
+      } catch {
+        destination.discardIfUnused()
+        throw error
+      }
       try TraceRecovery.finish(trace: path, shared: shared, status: status)
-      if TraceFileCheck.isEmpty(path) {
+      if destination.wasWritten {
+        CLIOutput.note(destination.notice)
+      } else {
         CLIOutput.warning(
           "'\(program)' did not load the preload library (a static or setuid program?): "
-            + "the trace is empty")
-      } else {
-        CLIOutput.note("trace written to \(path)")
+            + "no trace was written")
       }
       // A kill for --memory-limit is reported with its low-memory report instead.
       let killedForBudget =

@@ -55,7 +55,7 @@ extension HeaplineCommand {
       let options = try TimelineOptions(
         intervalNanoseconds: UInt64((interval * 1e6).rounded()),
         grouping: by == .total ? .total : .categories(top: categories))
-      var sink = try FileOutput(path: output)
+      var sink = try FileOutput(path: output, inputs: [file])
       try TimelineCSVWriter.write(reader, options: options, to: &sink)
       try sink.close()
     }

@@ -10,5 +10,7 @@ struct HeaplineCommand: ParsableCommand {
       `heapline report FILE`.
       """,
     version: "0.1.0",
-    subcommands: [Record.self, Report.self, Timeline.self, Objects.self, Diff.self, Export.self, Leaks.self])
+    subcommands: [
+      Record.self, Report.self, Timeline.self, Objects.self, Diff.self, Export.self, Leaks.self,
+    ])
 }

@@ -24,9 +24,7 @@ struct LeakScanOptions: ParsableArguments {
     if let every = leaksEvery, !(every >= 0.01 && every < 1e6) {
       throw ValidationError("--leaks-every must be a number of seconds from 0.01, not \(every)")
     }
-    guard (0..<65).contains(leaksSignal) else {
-      throw ValidationError("--leaks-signal must be a signal number, not \(leaksSignal)")
-    }
+    try SignalOption.check(leaksSignal, option: "--leaks-signal")
   }
 
   /// HEAPLINE_LEAKS_AT_EXIT, HEAPLINE_LEAKS_EVERY_MS and HEAPLINE_LEAKS_SIGNAL.

@@ -80,9 +80,7 @@ struct MemoryPressureOptions: ParsableArguments {
   func validate() throws {
     _ = try warnTimes()
     _ = try limitBytes()
-    guard (0..<65).contains(warnSignal) else {
-      throw ValidationError("--warn-signal must be a signal number, not \(warnSignal)")
-    }
+    try SignalOption.check(warnSignal, option: "--warn-signal")
   }
 
   /// The shim's environment for these options.
@@ -111,12 +109,14 @@ struct MemoryPressureOptions: ParsableArguments {
     let report = StatisticsReport(statistics: statistics, symbolizer: Symbolizer())
     let path = trace + ".lowmem.txt"
     let text = LowMemoryReportRenderer(program: program).render(report)
-    guard let file = fopen(path, "w") else {
-      CLIOutput.warning("cannot write the low-memory report to \(path)")
+    do {
+      var output = try FileOutput(path: path)
+      try output.write(text)
+      try output.close()
+    } catch {
+      CLIOutput.warning("cannot write the low-memory report: \(error)")
       return nil
     }
-    fputs(text, file)
-    fclose(file)
     let limit = statistics.memoryLimitKill.map { ByteCountText.grouped($0.limit.limitBytes) }
     CLIOutput.note(
       "'\(program)' exceeded its memory limit of \(limit ?? "?") bytes and was killed "

@@ -4,15 +4,31 @@
 
 /// Finds the programs and files that `record` needs.
 enum ProgramLocator {
-  /// The path of `program`, searched on PATH as a shell would when it has no slash.
-  static func resolve(_ program: String) -> String? {
-    if program.contains("/") { return isExecutable(program) ? program : nil }
-    let path = String(cString: getenv("PATH") ?? strdup("/usr/bin:/bin"))
-    for directory in path.split(separator: ":") {
-      let candidate = "\(directory.isEmpty ? "." : String(directory))/\(program)"
-      if isExecutable(candidate) { return candidate }
+  /// The path of `program`, searched on PATH as a shell would when it has no slash. Throws a
+  /// ``RecordError`` with status 127 when there is no such file, and 126 when there is one
+  /// that cannot be executed (as `env` does).
+  static func resolve(_ program: String) throws -> String {
+    var candidates = [program]
+    if !program.contains("/") {
+      let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+      candidates = path.split(separator: ":", omittingEmptySubsequences: false).map {
+        "\($0.isEmpty ? "." : String($0))/\(program)"
+      }
     }
-    return nil
+    var refusal: String?
+    for candidate in candidates {
+      var info = stat()
+      guard stat(candidate, &info) == 0 else { continue }
+      if (info.st_mode & S_IFMT) == S_IFDIR {
+        refusal = refusal ?? "'\(candidate)': it is a directory"
+      } else if access(candidate, X_OK) != 0 {
+        refusal = refusal ?? "'\(candidate)': it is not executable"
+      } else {
+        return candidate
+      }
+    }
+    if let refusal { throw RecordError("cannot run \(refusal)", status: 126) }
+    throw RecordError("program '\(program)' not found", status: 127)
   }
 
   /// The preload library: $HEAPLINE_PRELOAD, or libheapline-preload.so beside this executable.
@@ -39,11 +55,6 @@ enum ProgramLocator {
     return text(buffer) + "/" + path
   }
 
-  private static func isExecutable(_ path: String) -> Bool {
-    var info = stat()
-    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
-  }
-
   private static func executableDirectory() -> String {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
     let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
@@ -58,25 +69,14 @@ enum ProgramLocator {
   }
 }
 
-/// A failure of `record` before or around the program's run.
+/// A failure of `record` before or around the program's run, with heapline's exit status for
+/// it: 125 for heapline's own failure, 126 when the program cannot be executed, 127 when it is
+/// not found (as `env` and `timeout` have them).
 struct RecordError: Error, CustomStringConvertible {
   let description: String
-  init(_ description: String) { self.description = description }
-}
-
-/// Checks on the trace file around a recording.
-enum TraceFileCheck {
-  /// Creates or truncates `path` now, so that an unwritable path fails before the program runs.
-  static func prepare(_ path: String) throws {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else {
-      throw RecordError("cannot write trace to '\(path)': \(String(cString: strerror(errno)))")
-    }
-    close(fd)
-  }
-
-  static func isEmpty(_ path: String) -> Bool {
-    var info = stat()
-    return stat(path, &info) != 0 || info.st_size == 0
+  let status: Int32
+  init(_ description: String, status: Int32 = 125) {
+    self.description = description
+    self.status = status
   }
 }

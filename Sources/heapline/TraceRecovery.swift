@@ -15,7 +15,7 @@ enum TraceRecovery {
     var removed = 0
     for n in 1... {
       let side = "\(path).\(n)"
-      guard isTrace(side), unlink(side) == 0 else { break }
+      guard TraceDestination.isTrace(side), unlink(side) == 0 else { break }
       removed += 1
     }
     if removed > 0 {
@@ -42,13 +42,4 @@ enum TraceRecovery {
         + "last \(recovery.chunks) buffer(s), \(recovery.allocs) allocation(s) and "
         + "\(recovery.frees) free(s), from shared memory")
   }
-}
-
-/// Whether the file starts with the trace magic, `HEAPLINE`.
-private func isTrace(_ path: String) -> Bool {
-  let fd = open(path, O_RDONLY | O_CLOEXEC)
-  guard fd >= 0 else { return false }
-  defer { close(fd) }
-  var magic = [UInt8](repeating: 0, count: 8)
-  return read(fd, &magic, 8) == 8 && magic == TraceConstants.fileMagic
 }

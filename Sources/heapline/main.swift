@@ -4,19 +4,39 @@ import ArgumentParser
   import Glibc
 #endif
 
-// Every failure is one line on stderr and exit status 2; a recorded program's own exit status
-// passes through as an ExitCode.
+// Exit statuses, as `env` and `timeout` have them: a recorded program's own status passes
+// through (an ExitCode); 64 for a usage error found while parsing, with the usage and a --help
+// hint after the error line; 125 when `record` itself fails, 126 when the program cannot be
+// executed, 127 when it is not found; 2 for any other failure (a bad trace), in one line.
+var command: any ParsableCommand
 do {
-  var command = try HeaplineCommand.parseAsRoot()
-  try command.run()
-} catch let exit as ExitCode {
-  Glibc.exit(exit.rawValue)
+  command = try HeaplineCommand.parseAsRoot()
 } catch {
   let code = HeaplineCommand.exitCode(for: error)
   if code == .success {  // --help and --version
     print(HeaplineCommand.fullMessage(for: error))
     Glibc.exit(0)
   }
+  let message = HeaplineCommand.fullMessage(for: error)
+  CLIOutput.error(message)
+  guard code == .validationFailure else { Glibc.exit(2) }
+  CLIOutput.usage(message)
+  Glibc.exit(64)
+}
+do {
+  try command.run()
+} catch let exit as ExitCode {
+  Glibc.exit(exit.rawValue)
+} catch let failure as RecordError {
+  CLIOutput.error(failure.description)
+  Glibc.exit(failure.status)
+} catch {
+  // --help parses into a command whose run throws the help.
+  if HeaplineCommand.exitCode(for: error) == .success {
+    print(HeaplineCommand.fullMessage(for: error))
+    Glibc.exit(0)
+  }
+  // The arguments were valid: what fails now is the input (a trace, a suppressions file).
   CLIOutput.error(HeaplineCommand.message(for: error))
   Glibc.exit(2)
 }

@@ -1,10 +1,12 @@
 import Foundation
 import Testing
 
-/// Bad input gets one clear line on stderr and exit status 2, never a crash.
+/// Bad input gets one clear line on stderr and a non-zero exit status, never a crash: 2 for a
+/// bad trace, 64 for a usage error (with the usage after the error line), and `record`'s own
+/// statuses (125, 126, 127) as `env` has them.
 @Suite struct BadInputTests {
-  func expectOneLineError(_ result: Harness.Result, mentioning text: String) {
-    #expect(result.status == 2)
+  func expectOneLineError(_ result: Harness.Result, mentioning text: String, status: Int32 = 2) {
+    #expect(result.status == status)
     let lines = result.stderr.split(separator: "\n")
     #expect(lines.count == 1, "stderr: \(result.stderr)")
     #expect(result.stderr.hasPrefix("heapline: "))
@@ -13,24 +15,36 @@ import Testing
 
   @Test func anUnknownProgramIsAnError() throws {
     let result = try Harness.heapline(["record", "--", "no-such-program-heapline"])
-    expectOneLineError(result, mentioning: "not found")
+    expectOneLineError(result, mentioning: "not found", status: 127)
   }
 
   @Test func anUnwritableOutputPathIsAnError() throws {
     let result = try Harness.heapline(["record", "-o", "/nonexistent/dir/x.trace", "--", "true"])
-    expectOneLineError(result, mentioning: "/nonexistent/dir/x.trace")
+    expectOneLineError(result, mentioning: "/nonexistent/dir/x.trace", status: 125)
   }
 
-  @Test func anUnknownFlagIsAnError() throws {
-    expectOneLineError(
-      try Harness.heapline(["report", "x.trace", "--bogus"]), mentioning: "--bogus")
-    expectOneLineError(
-      try Harness.heapline(["record", "--depth", "0", "--", "true"]), mentioning: "depth")
+  @Test func anUnknownFlagIsAUsageErrorOfItsSubcommand() throws {
+    let dir = try Harness.temporaryDirectory()
+    let trace = dir.appendingPathComponent("t.trace").path
+    _ = try Harness.heapline(["record", "-o", trace, "--", "true"])
+    for subcommand in ["report", "timeline", "objects", "diff", "export", "leaks"] {
+      let required = subcommand == "export" ? ["--format", "folded"] : []
+      expectUsageError(
+        try Harness.heapline([subcommand, trace, "--bogus"] + required), mentioning: "--bogus",
+        subcommand: subcommand)
+    }
+    expectUsageError(
+      try Harness.heapline(["record", "--depth", "0", "--", "true"]), mentioning: "depth",
+      subcommand: "record")
+    expectUsageError(
+      try Harness.heapline(["timeline", trace, "--interval", "abc"]), mentioning: "abc",
+      subcommand: "timeline")
   }
 
-  @Test func anUnknownRecordOptionIsAnErrorAndHelpIsHelp() throws {
-    expectOneLineError(
-      try Harness.heapline(["record", "--bogus", "--", "true"]), mentioning: "--bogus")
+  @Test func anUnknownRecordOptionIsAUsageErrorAndHelpIsHelp() throws {
+    expectUsageError(
+      try Harness.heapline(["record", "--bogus", "--", "true"]), mentioning: "--bogus",
+      subcommand: "record")
     let help = try Harness.heapline(["record", "--help"])
     #expect(help.status == 0)
     #expect(help.stdout.contains("USAGE: heapline record"))

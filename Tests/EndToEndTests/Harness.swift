@@ -8,6 +8,10 @@ enum Harness {
     var stderr: String
   }
 
+  /// How long a child may run unless a test says otherwise: generous, since the machine is
+  /// shared and a debug build under the shim is slow, but finite, so a hang fails its test.
+  static let defaultTimeout: Double = 300
+
   /// `heapline`, built by `swift build` beside the test binary; the preload library that
   /// Tools/build-preload.sh made is there too.
   static var heapline: String {
@@ -37,51 +41,116 @@ enum Harness {
 
   /// Runs `heapline` with `arguments`.
   static func heapline(
-    _ arguments: [String], stdin: String = "", environment: [String: String] = [:]
+    _ arguments: [String], stdin: String = "", environment: [String: String] = [:],
+    timeout: Double = defaultTimeout
   ) throws -> Result {
-    try run(heapline, arguments, stdin: stdin, environment: environment)
+    try run(heapline, arguments, stdin: stdin, environment: environment, timeout: timeout)
   }
 
+  /// Runs `executable` in a process group of its own, with this process's environment plus
+  /// `environment`. When it outlives `timeout` seconds, its threads' stacks are taken with gdb,
+  /// its whole group is killed, and a ``HarnessError`` carrying the stacks fails the test.
   static func run(
     _ executable: String, _ arguments: [String], stdin: String = "",
-    environment: [String: String] = [:]
+    environment: [String: String] = [:], timeout: Double = defaultTimeout
   ) throws -> Result {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
     var env = ProcessInfo.processInfo.environment
     env.merge(environment) { $1 }
-    process.environment = env
-    let input = Pipe()
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    input.fileHandleForWriting.write(Data(stdin.utf8))
-    try input.fileHandleForWriting.close()
-    // Read both pipes to the end before waiting, so that a chatty child never blocks.
-    let out = DataBox()
-    let group = DispatchGroup()
-    DispatchQueue.global().async(group: group) {
-      out.data = output.fileHandleForReading.readDataToEndOfFile()
+    let child = try SpawnedChild(executable: executable, arguments: arguments, environment: env)
+    let collected = child.collect(stdin: Data(stdin.utf8))
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    let command = "\(executable) \(arguments.joined(separator: " ")) (pid \(child.pid))"
+    guard let status = child.wait(seconds: timeout) else {
+      let stacks = groupStacks(of: child.pid)
+      child.killGroup()
+      _ = child.wait(seconds: nil)
+      _ = collected.wait(until: Date(timeIntervalSinceNow: 10))
+      throw HarnessError(
+        "\(command) timed out after \(timeout) s and was killed with its process group; "
+          + "the threads of the group's processes were at:\n\(stacks)")
     }
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    group.wait()
-    process.waitUntilExit()
+    guard let output = collected.wait(until: deadline) else {
+      child.killGroup()
+      _ = collected.wait(until: Date(timeIntervalSinceNow: 10))
+      throw HarnessError(
+        "\(command) exited with status \(status), but a process it started still held its "
+          + "stdout or stderr after \(timeout) s; its process group was killed")
+    }
     return Result(
-      status: process.terminationStatus, stdout: String(decoding: out.data, as: UTF8.self),
-      stderr: String(decoding: err, as: UTF8.self))
+      status: status, stdout: String(decoding: output.stdout, as: UTF8.self),
+      stderr: String(decoding: output.stderr, as: UTF8.self))
+  }
+
+  /// The state letter of `pid` in /proc ("Z" for a zombie), or nil when it no longer exists.
+  static func processState(_ pid: pid_t) -> String? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let close = stat.lastIndex(of: ")")
+    else { return nil }
+    return stat[stat.index(close, offsetBy: 2)...].split(separator: " ").first.map(String.init)
+  }
+
+  /// Whether `pid` has ended (gone, or a zombie that init has yet to reap) within `seconds`:
+  /// a process killed a moment ago may still be on its way out.
+  static func hasEnded(_ pid: pid_t, within seconds: Double = 60) -> Bool {
+    let deadline = Date(timeIntervalSinceNow: seconds)
+    repeat {
+      let state = processState(pid)
+      if state == nil || state == "Z" || state == "X" { return true }
+      usleep(10_000)
+    } while Date() < deadline
+    return false
+  }
+
+  /// The processes of process group `group` (a program that `heapline record` runs is in
+  /// heapline's group, and is where a hang usually is).
+  static func groupMembers(_ group: pid_t) -> [pid_t] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap { pid_t($0) }.sorted().filter { pid in
+      guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+      else { return false }
+      // After the command name: state, parent, process group.
+      let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+      return fields.count > 2 && pid_t(fields[2]) == group
+    }
+  }
+
+  /// The stacks of every process in `group`, each under a line that names it.
+  static func groupStacks(of group: pid_t) -> String {
+    groupMembers(group).map { pid in
+      let name = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?\n"
+      return "── process \(pid) (\(name.trimmingCharacters(in: .newlines))) ──\n"
+        + threadStacks(of: pid)
+    }.joined(separator: "\n")
+  }
+
+  /// Every thread's backtrace in `pid`, from gdb when it is installed (with a deadline of its
+  /// own, and no stacks of its own when it hangs).
+  static func threadStacks(of pid: pid_t) -> String {
+    let gdb = "/usr/bin/gdb"
+    guard FileManager.default.isExecutableFile(atPath: gdb) else {
+      return "(no stacks: gdb is not installed)"
+    }
+    do {
+      let child = try SpawnedChild(
+        executable: gdb,
+        arguments: ["-nx", "-batch", "-p", String(pid), "-ex", "thread apply all bt"],
+        environment: ProcessInfo.processInfo.environment)
+      let collected = child.collect(stdin: Data())
+      let deadline = Date(timeIntervalSinceNow: 60)
+      guard child.wait(seconds: 60) != nil, let output = collected.wait(until: deadline) else {
+        child.killGroup()
+        _ = child.wait(seconds: nil)
+        return "(no stacks: gdb took more than 60 s)"
+      }
+      return String(decoding: output.stdout + output.stderr, as: UTF8.self)
+    } catch {
+      return "(no stacks: \(error))"
+    }
   }
 }
 
 struct HarnessError: Error, CustomStringConvertible {
   let description: String
   init(_ description: String) { self.description = description }
-}
-
-/// Filled by one thread, read by another after a DispatchGroup wait orders the two.
-private final class DataBox: @unchecked Sendable {
-  var data = Data()
 }

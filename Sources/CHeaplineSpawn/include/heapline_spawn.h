@@ -1,0 +1,36 @@
+// How `heapline record` starts the program and stays its parent: in C, because the child
+// between fork and exec may only make async-signal-safe calls, and a signal handler too.
+#ifndef HEAPLINE_SPAWN_H
+#define HEAPLINE_SPAWN_H
+
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Starts `path` with `argv` and `envp` and returns its pid, or -errno when it could not be
+/// executed (the child is then reaped already). The program starts with no signal blocked and
+/// with the dispositions this process had before `hl_spawn_forward_signals`; it is killed
+/// (SIGKILL) if this thread dies first, so it never lives on as an orphan.
+///
+/// Call `hl_spawn_forward_signals` first: SIGINT, SIGTERM, SIGHUP and SIGQUIT that a process
+/// sends to this one are then passed on to the program. Those that the terminal sends go to
+/// the program's process group, the program included, and are not passed on again.
+pid_t hl_spawn(const char *path, char *const argv[], char *const envp[]);
+
+/// Installs the forwarding handlers (until `hl_spawn_restore_signals`).
+void hl_spawn_forward_signals(void);
+
+/// Restores the dispositions that `hl_spawn_forward_signals` replaced.
+void hl_spawn_restore_signals(void);
+
+/// Waits for `pid` (retrying when a signal interrupts) and returns its raw wait status, or
+/// -errno.
+int hl_spawn_wait(pid_t pid);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

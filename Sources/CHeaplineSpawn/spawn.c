@@ -1,0 +1,108 @@
+// fork, PR_SET_PDEATHSIG and exec, with exec's errno sent back through a close-on-exec pipe,
+// and the handlers that forward termination signals to the program.
+#define _GNU_SOURCE  // pipe2
+#include "heapline_spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const int hl_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+enum { HL_FORWARDED = sizeof hl_forwarded / sizeof hl_forwarded[0] };
+static struct sigaction hl_previous[HL_FORWARDED];
+static volatile sig_atomic_t hl_child;
+static int hl_installed;
+
+static void hl_forward(int signal, siginfo_t *info, void *context) {
+  (void)context;
+  // The terminal signals the whole foreground process group, the program included: passing
+  // ^C on again would deliver it twice.
+  if (info && info->si_code == SI_KERNEL) return;
+  pid_t child = hl_child;
+  if (child > 0) kill(child, signal);
+}
+
+void hl_spawn_forward_signals(void) {
+  if (hl_installed) return;
+  struct sigaction action = {0};
+  action.sa_sigaction = hl_forward;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  for (int i = 0; i < HL_FORWARDED; i++) sigaction(hl_forwarded[i], &action, &hl_previous[i]);
+  hl_installed = 1;
+}
+
+void hl_spawn_restore_signals(void) {
+  if (!hl_installed) return;
+  hl_child = 0;
+  for (int i = 0; i < HL_FORWARDED; i++) sigaction(hl_forwarded[i], &hl_previous[i], NULL);
+  hl_installed = 0;
+}
+
+// In the child, between fork and exec: async-signal-safe calls only.
+static void hl_exec_child(const char *path, char *const argv[], char *const envp[], int report,
+                          pid_t parent) {
+  // SIGKILL, since the program may catch or ignore anything else. A parent that died before
+  // this call is caught by the getppid check.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(125);
+  for (int i = 0; i < HL_FORWARDED; i++) {
+    if (hl_installed) sigaction(hl_forwarded[i], &hl_previous[i], NULL);
+  }
+  // Whatever this thread blocks (a test runner's worker blocks everything), the program starts
+  // with nothing blocked: the mark and warning signals must reach it.
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  execve(path, argv, envp);
+  int err = errno;
+  while (write(report, &err, sizeof err) < 0 && errno == EINTR) {
+  }
+  _exit(127);
+}
+
+pid_t hl_spawn(const char *path, char *const argv[], char *const envp[]) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return -errno;
+  // Blocked across the fork, so that a signal in between waits until the pid is known.
+  sigset_t forwarded, previous;
+  sigemptyset(&forwarded);
+  for (int i = 0; i < HL_FORWARDED; i++) sigaddset(&forwarded, hl_forwarded[i]);
+  pthread_sigmask(SIG_BLOCK, &forwarded, &previous);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(report[0]);
+    hl_exec_child(path, argv, envp, report[1], parent);
+  }
+  int fork_error = errno;
+  close(report[1]);
+  if (pid > 0) hl_child = pid;
+  pthread_sigmask(SIG_SETMASK, &previous, NULL);
+  if (pid < 0) {
+    close(report[0]);
+    return -fork_error;
+  }
+  int err = 0;
+  ssize_t n;
+  while ((n = read(report[0], &err, sizeof err)) < 0 && errno == EINTR) {
+  }
+  close(report[0]);
+  if (n == (ssize_t)sizeof err) {
+    hl_child = 0;
+    hl_spawn_wait(pid);
+    return -(err ? err : ENOEXEC);
+  }
+  return pid;
+}
+
+int hl_spawn_wait(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -errno;
+  }
+  return status;
+}

@@ -1,0 +1,83 @@
+import HeaplineAnalysis
+import HeaplineTrace
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Where `record` lets the shim write the trace: never over the program, the preload library
+/// or a file that is not a trace, and never to something that is not a regular file. The shim
+/// opens the path itself (HEAPLINE_OUTPUT), so checks come first and a new file is created now,
+/// for an unwritable path to fail before the program runs.
+struct TraceDestination {
+  let path: String
+  /// The file as it was before the run (nil when this created it): the shim's open, which
+  /// truncates, changes its modification time.
+  private let before: FileIdentity?
+  /// What the trace replaces, for the notice after the run: "the trace", or "the file".
+  private let replaced: String?
+
+  /// Checks `path`. `protected` are the files the trace must not replace (the program, the
+  /// preload library); `force` allows replacing a file that is not a trace.
+  init(path: String, protected: [String], force: Bool) throws {
+    self.path = path
+    if let same = FileIdentity.input(among: protected, sameAs: path) {
+      throw RecordError("refusing to write the trace over '\(same)' (it is the same file)")
+    }
+    guard let existing = FileIdentity(path: path) else {
+      let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+      guard fd >= 0 else {
+        throw RecordError("cannot write trace to '\(path)': \(String(cString: strerror(errno)))")
+      }
+      close(fd)
+      before = nil
+      replaced = nil
+      return
+    }
+    guard existing.isRegularFile else {
+      let kind = existing.type == UInt32(S_IFDIR) ? "a directory" : "not a regular file"
+      throw RecordError("cannot write trace to '\(path)': it is \(kind)")
+    }
+    guard access(path, W_OK) == 0 else {
+      throw RecordError("cannot write trace to '\(path)': \(String(cString: strerror(errno)))")
+    }
+    before = existing
+    if existing.size == 0 {
+      replaced = nil
+    } else if Self.isTrace(path) {
+      replaced = "the previous trace"
+    } else if force {
+      replaced = "a file that was not a trace (--force)"
+    } else {
+      throw RecordError(
+        "'\(path)' exists and is not a Heapline trace; refusing to replace it (--force to do so)")
+    }
+  }
+
+  /// Whether the file starts with the trace magic, `HEAPLINE`.
+  static func isTrace(_ path: String) -> Bool {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var magic = [UInt8](repeating: 0, count: 8)
+    return read(fd, &magic, 8) == 8 && magic == TraceConstants.fileMagic
+  }
+
+  /// Whether the shim opened the file: it never does in a program that did not load the
+  /// preload library (static or setuid).
+  var wasWritten: Bool {
+    guard let now = FileIdentity(path: path) else { return false }
+    guard let before else { return now.size > 0 }
+    return now.modified != before.modified || now.size != before.size
+  }
+
+  /// The line that says where the trace went, after the run.
+  var notice: String {
+    "trace written to \(path)" + (replaced.map { " (it replaced \($0))" } ?? "")
+  }
+
+  /// Removes the file made for a program that never ran.
+  func discardIfUnused() {
+    if before == nil && !wasWritten { unlink(path) }
+  }
+}

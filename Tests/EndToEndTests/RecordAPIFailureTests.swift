@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+
+/// `Heapline.record { }` when things go wrong (Tests/RecordAPIFixture, in a process of its own):
+/// a body that throws, and a disk that fills up. Neither leaves its temporary trace behind, and
+/// a failed write is called what it is.
+@Suite struct RecordAPIFailureTests {
+  static var fixture: String {
+    URL(fileURLWithPath: Harness.heapline).deletingLastPathComponent()
+      .appendingPathComponent("heapline-record-fixture").path
+  }
+
+  @Test func aThrowingBodyRethrowsAndRemovesItsTemporaryTrace() throws {
+    let dir = try Harness.temporaryDirectory()
+    let result = try Harness.run(Self.fixture, ["throwing"], environment: ["TMPDIR": dir.path])
+    #expect(result.status == 0, "stderr: \(result.stderr)")
+    #expect(result.stdout == "throwing: threw the body failed\n")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
+  }
+
+  @Test func aFullDiskIsAFailedWriteAndRemovesItsTemporaryTrace() throws {
+    let dir = try Harness.temporaryDirectory()
+    let result = try Harness.run(Self.fixture, ["fulldisk"], environment: ["TMPDIR": dir.path])
+    #expect(result.status == 0, "stderr: \(result.stderr)")
+    let line = result.stdout.trimmingCharacters(in: .newlines)
+    #expect(line.hasPrefix("fulldisk: failed: writing the trace to '\(dir.path)/heapline-"))
+    #expect(line.contains(".trace' failed, so the recording stopped early"))
+    #expect(!line.contains("Invalid argument"))
+    // The shim names the errno of the write that failed: the file size limit's
+    #expect(result.stderr.contains("trace write failed, recording stopped: File too large"))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
+  }
+}

@@ -1,0 +1,51 @@
+// Heapline.record's failures, each in a process of its own: the file size limit that stands in
+// for a full disk must not reach the test process, nor the TMPDIR that the test chooses. One
+// line per case:
+//   throwing: threw <error>
+//   fulldisk: failed: <error>
+// `heapline-record-fixture CASE` runs `throwing` (the body throws) or `fulldisk` (64 KiB file
+// size limit, SIGXFSZ ignored so writes fail with EFBIG, while 200,000 blocks are kept).
+import Heapline
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+struct BodyFailed: Error, CustomStringConvertible {
+  var description: String { "the body failed" }
+}
+
+/// Keeps the blocks alive past the loop, so that the compiler cannot drop them.
+nonisolated(unsafe) var kept: [UnsafeMutableRawPointer] = []
+
+func run(_ name: String) -> String {
+  switch name {
+  case "throwing":
+    do {
+      _ = try Heapline.record {
+        kept.append(malloc(100)!)
+        throw BodyFailed()
+      }
+      return "throwing: no error"
+    } catch {
+      return "throwing: threw \(error)"
+    }
+  case "fulldisk":
+    signal(SIGXFSZ, SIG_IGN)
+    var limit = rlimit(rlim_cur: 64 * 1024, rlim_max: 64 * 1024)
+    setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit)
+    kept.reserveCapacity(200_000)
+    do {
+      _ = try Heapline.record {
+        for _ in 0..<200_000 { kept.append(malloc(24)!) }
+      }
+      return "fulldisk: no error"
+    } catch {
+      return "fulldisk: failed: \(error)"
+    }
+  default:
+    return "unknown case \(name)"
+  }
+}
+
+for name in CommandLine.arguments.dropFirst() { print(run(name)) }
