@@ -1,0 +1,58 @@
+// A program whose leak verdicts memcheck and heaptrack referee (RefereeTests). Each case has a
+// size of its own:
+//   lost      7 blocks of 56 bytes, nothing points to them         definitely lost
+//   list      5 nodes of 72 bytes, the head lost                    1 definitely, 4 indirectly
+//   mapped    10 blocks of 88 bytes, pointed to only from an       still reachable
+//             anonymous mapping that the program made itself
+//   kept      1 block of 104 bytes, a global points to it          still reachable
+// It also loads a library with dlopen, whose loader keeps blocks of its own (not leaks).
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static void *kept;
+
+__attribute__((noinline)) static void leak_lost(void) {
+  for (int i = 0; i < 7; i++) memset(malloc(56), 1, 56);
+}
+
+__attribute__((noinline)) static void leak_list(void) {
+  void **head = NULL;
+  for (int i = 0; i < 5; i++) {
+    void **node = malloc(72);
+    memset(node, 0, 72);
+    node[0] = head;
+    head = node;
+  }
+}
+
+// The region's address is forgotten too: only the mapping holds the blocks.
+__attribute__((noinline)) static void keep_in_mapping(void) {
+  void **region = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (region == MAP_FAILED) exit(3);
+  for (int i = 0; i < 10; i++) region[i * 3] = malloc(88);
+}
+
+__attribute__((noinline)) static void keep_in_global(void) { kept = malloc(104); }
+
+// Zeroes the dead stack below main, where the functions above left their pointers.
+__attribute__((noinline)) static void clobber(void) {
+  volatile char area[16384];
+  memset((char *)area, 0, sizeof area);
+}
+
+int main(void) {
+  leak_lost();
+  leak_list();
+  keep_in_mapping();
+  keep_in_global();
+  if (!dlopen("libresolv.so.2", RTLD_NOW)) {
+    fprintf(stderr, "dlopen: %s\n", dlerror());
+    return 4;
+  }
+  clobber();
+  puts("done");
+  return 0;
+}
