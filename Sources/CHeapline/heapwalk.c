@@ -7,7 +7,8 @@
 //    chunk is in use when the next one's PREV_INUSE bit is set;
 //  - other arenas' heaps are 64 MiB-aligned mappings that start with a heap_info
 //    {arena, previous heap, size, ...}; an arena's first heap holds the arena after it;
-//  - chunks of 128 KiB and up are mappings of their own, marked IS_MMAPPED;
+//  - chunks of 128 KiB and up are mappings of their own, marked IS_MMAPPED (walked here only
+//    when rootmaps.c could not scan the program's mappings: it scans them, chunks included);
 //  - a chunk in a tcache or fastbin still looks in use: a tcache chunk holds the process's
 //    tcache key in its word 1, and a fastbin or tcache chunk its next pointer, mangled with its
 //    own address (PROTECT_PTR), in its word 0.

@@ -45,7 +45,9 @@ void hl_own_add(void *p, size_t bytes) {
   uintptr_t lo = (uintptr_t)p, hi = (lo + bytes + 4095) & ~(uintptr_t)4095;
   for (uint32_t i = 0; i < HL_OWN_SLOTS; i++) {
     uintptr_t empty = 0;
-    if (!atomic_compare_exchange_strong(&hl_own[i].lo, &empty, lo)) continue;
+    if (atomic_load_explicit(&hl_own[i].lo, memory_order_relaxed) ||
+        !atomic_compare_exchange_strong(&hl_own[i].lo, &empty, lo))
+      continue;
     atomic_store(&hl_own[i].hi, hi);
     uint32_t used = atomic_load(&hl_own_used);
     while (used < i + 1 && !atomic_compare_exchange_weak(&hl_own_used, &used, i + 1)) {
