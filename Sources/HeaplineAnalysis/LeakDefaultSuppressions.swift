@@ -95,9 +95,10 @@ public struct LeakDefaultSuppression: Hashable, Sendable {
   static func match(_ group: LeakGroup) -> LeakDefaultSuppression? {
     guard let first = group.members.first else { return nil }
     return all.first { rule in
-      rule.matches(first.frames) && group.members.allSatisfy { member in
-        all.contains { $0.matches(member.frames) }
-      }
+      rule.matches(first.frames)
+        && group.members.allSatisfy { member in
+          all.contains { $0.matches(member.frames) }
+        }
     }
   }
 

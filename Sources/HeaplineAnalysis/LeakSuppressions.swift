@@ -142,7 +142,9 @@ extension Substring {
         $0.properties.generalCategory == .control || $0.properties.generalCategory == .format
           || $0 == "\u{2028}" || $0 == "\u{2029}"
       }
-      out += isControl ? character.unicodeScalars.map { $0.escaped(asASCII: true) }.joined() : String(character)
+      out +=
+        isControl
+        ? character.unicodeScalars.map { $0.escaped(asASCII: true) }.joined() : String(character)
     }
     return out
   }

@@ -49,7 +49,9 @@ extension HeaplineCommand {
       help: ArgumentHelp("The scan to report (1, 2, …); by default the last.", valueName: "n"))
     var scan: UInt64?
 
-    @Flag(inversion: .prefixedNo, help: "Leave out the runtimes' own blocks (loader, libc, C++, Swift).")
+    @Flag(
+      inversion: .prefixedNo, help: "Leave out the runtimes' own blocks (loader, libc, C++, Swift)."
+    )
     var defaultSuppressions = true
 
     @Option(

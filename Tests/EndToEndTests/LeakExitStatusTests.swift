@@ -14,14 +14,16 @@ import Testing
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("referee", in: dir)
     let trace = dir.appendingPathComponent("clean.trace").path
-    let record = try Referees.run(Harness.heapline, ["record", "-o", trace, "--", program, "clean"])
+    let record = try Referees.run(
+      Harness.heapline, ["record", "-o", trace, "--", program, "clean"])
     #expect(record.status == 0)
     return trace
   }
 
   @Test func theLoadersBlocksAreSuppressedByDefaultAndCounted() throws {
     let trace = try recordClean()
-    let shown = try LeakReport.read(path: trace, defaultSuppressions: false, symbolizer: Symbolizer())
+    let shown = try LeakReport.read(
+      path: trace, defaultSuppressions: false, symbolizer: Symbolizer())
     let suppressed = try LeakReport.read(path: trace, symbolizer: Symbolizer())
     // Without default suppressions: the program's block and the loader's, possibly lost
     let loader = shown.groups.filter { group in
@@ -47,7 +49,8 @@ import Testing
     let text = try Referees.run(Harness.heapline, ["leaks", trace])
     #expect(text.status == 0, "stdout: \(text.stdout)")
     #expect(text.stdout.contains("Suppressed by default (--no-default-suppressions shows them):"))
-    let bytes = count.amount.bytes.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
+    let bytes = count.amount.bytes.formatted(
+      .number.grouping(.automatic).locale(Locale(identifier: "en_US")))
     let blocks = "\(count.amount.blocks) block\(count.amount.blocks == 1 ? "" : "s")"
     #expect(text.stdout.contains("  loader: \(blocks) (\(bytes) B) in \(count.groups) group"))
     let json = try Referees.run(Harness.heapline, ["leaks", trace, "--format", "json"])
@@ -98,7 +101,8 @@ import Testing
 
   @Test func aBinarySuppressionsFileIsAOneLineError() throws {
     let trace = try recordClean()
-    let result = try Referees.run(Harness.heapline, ["leaks", trace, "--suppressions", "/bin/true"])
+    let result = try Referees.run(
+      Harness.heapline, ["leaks", trace, "--suppressions", "/bin/true"])
     #expect(result.status == 2)
     #expect(result.stderr == "heapline: suppressions '/bin/true' is not a text file\n")
   }

@@ -25,10 +25,12 @@ enum Referees {
   /// `==1== definitely lost: 464 bytes in 8 blocks`.
   static func memcheck(_ program: String, _ arguments: [String] = []) throws -> Memcheck {
     let result = try run("/usr/bin/valgrind", ["--leak-check=full", program] + arguments)
-    guard result.stderr.contains("LEAK SUMMARY") || result.stderr.contains("All heap blocks were freed")
+    guard
+      result.stderr.contains("LEAK SUMMARY") || result.stderr.contains("All heap blocks were freed")
     else { throw HarnessError("memcheck gave no leak summary: \(result.stderr)") }
     func amount(_ kind: String) throws -> LeakAmount {
-      guard let line = result.stderr.split(separator: "\n").first(where: { $0.contains("\(kind):") })
+      guard
+        let line = result.stderr.split(separator: "\n").first(where: { $0.contains("\(kind):") })
       else { return LeakAmount() }  // "All heap blocks were freed": no summary lines
       let numbers = line.split(separator: ":", maxSplits: 1)[1].split(separator: " ").compactMap {
         UInt64($0.replacingOccurrences(of: ",", with: ""))

@@ -40,7 +40,9 @@ import Testing
 
   @Test func theCppRuntimesPoolIsSuppressedButNotTheProgramsObjects() {
     #expect(
-      rule(stack("(anonymous namespace)::pool::pool()@libstdc++.so.6", "_GLOBAL__sub_I@libstdc++.so.6"))
+      rule(
+        stack("(anonymous namespace)::pool::pool()@libstdc++.so.6", "_GLOBAL__sub_I@libstdc++.so.6")
+      )
         == "c++-runtime")
     #expect(rule(stack("operator new(unsigned long)@libstdc++.so.6", "leak_objects()@app")) == nil)
   }
