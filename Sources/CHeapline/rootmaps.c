@@ -97,7 +97,7 @@ static void scan_piece(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
     uintptr_t chunk_end = chunk + (header[1] & ~(uint64_t)7);
     if (chunk_end < b->end) chunk_end = (uintptr_t)b->end;
     // memalign's chunks keep their offset from the start of their mapping in word 0.
-    uintptr_t start = chunk - (uintptr_t)header[0];
+    uintptr_t start = header[0] <= chunk - at ? chunk - (uintptr_t)header[0] : chunk;
     hl_scan_root_copied(s, at, start > at ? start : at);
     if (chunk_end > at) at = chunk_end;
   }
