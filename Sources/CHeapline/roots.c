@@ -3,8 +3,10 @@
 // main arena in libc's: heapwalk.c says why), every thread's registers, stack (from its stack
 // pointer up: below it, even in the red zone, lie stale copies of pointers that calls left
 // behind, which would hide leaks, as LeakSanitizer also finds) and static TLS, regions the
-// program registered, and the Swift runtime's metadata pools. Module segments and symbols are
-// looked up before the world stops, since dl_iterate_phdr and dlsym take the loader's lock.
+// program registered, and the Swift runtime's metadata pools; then every other writable private
+// mapping (rootmaps.c), less what was scanned here and the stacks' dead frames. Module segments
+// and symbols are looked up before the world stops, since dl_iterate_phdr and dlsym take the
+// loader's lock.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
