@@ -63,7 +63,7 @@ import Testing
     // hanging from it; the 4 Widgets held from the program's mapping are reachable. The
     // program loads libstdc++ itself: both tracers see its pool
     try expectAgreement(
-      "referee.cpp", compiler: "c++", definitely: LeakAmount(blocks: 7, bytes: 6 * 48 + 24),
+      "referee.cpp", compiler: "clang++", definitely: LeakAmount(blocks: 7, bytes: 6 * 48 + 24),
       indirectly: LeakAmount(blocks: 1, bytes: 20 * 4), heaptrackAlone: LeakAmount())
   }
 
