@@ -7,7 +7,8 @@
 //    chunk is in use when the next one's PREV_INUSE bit is set;
 //  - other arenas' heaps are 64 MiB-aligned mappings that start with a heap_info
 //    {arena, previous heap, size, ...}; an arena's first heap holds the arena after it;
-//  - chunks of 128 KiB and up are mappings of their own, marked IS_MMAPPED;
+//  - chunks of 128 KiB and up are mappings of their own, marked IS_MMAPPED (walked here only
+//    when rootmaps.c could not scan the program's mappings: it scans them, chunks included);
 //  - a chunk in a tcache or fastbin still looks in use: a tcache chunk holds the process's
 //    tcache key in its word 1, and a fastbin or tcache chunk its next pointer, mangled with its
 //    own address (PROTECT_PTR), in its word 0.
@@ -137,8 +138,9 @@ static int looks_like_main_arena(uintptr_t a) {
 
 // The chunk pointers of the main arena, if it lies in [lo, hi): found once, then remembered
 // (libc's data does not move). With the world stopped, so that no bin changes under the test.
+static uintptr_t arena;  // the main arena, once found
+
 int hl_main_arena_chunk_pointers(uintptr_t lo, uintptr_t hi, uintptr_t *from, uintptr_t *to) {
-  static uintptr_t arena;
   if (!(arena >= lo && arena + HL_MALLOC_STATE <= hi)) {
     arena = 0;
     for (uintptr_t a = (lo + 7) & ~(uintptr_t)7; !arena && a + HL_MALLOC_STATE <= hi; a += 8)
@@ -150,7 +152,54 @@ int hl_main_arena_chunk_pointers(uintptr_t lo, uintptr_t hi, uintptr_t *from, ui
   return 1;
 }
 
-void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w) {
+static void add_range(struct hl_vec *out, uintptr_t lo, uintptr_t hi) {
+  struct hl_mapping *r = hl_vec_push(out);
+  if (r) *r = (struct hl_mapping){lo, hi, HL_MAP_HEAP};
+}
+
+// A heap_info at a 64 MiB-aligned address: {arena, previous heap, size, mprotect size}. An
+// arena's first heap holds the arena 48 bytes in; a later heap points to the one before it.
+static int looks_like_heap(uintptr_t h, uintptr_t *arena_of) {
+  uint64_t info[4];
+  if (!hl_safe_read(h, info, sizeof info)) return 0;
+  uint64_t ar = info[0], previous = info[1], size = info[2], protected = info[3];
+  if (size < 4096 || size > HL_HEAP_MAX || protected < size || protected > HL_HEAP_MAX) return 0;
+  if ((ar & (HL_HEAP_MAX - 1)) != 48) return 0;
+  if (previous ? (previous & (HL_HEAP_MAX - 1)) != 0 : ar != h + 48) return 0;
+  *arena_of = ar;
+  return 1;
+}
+
+void hl_heap_ranges(const struct hl_scan *s, struct hl_vec *out) {
+  const struct hl_mapping *maps = (const struct hl_mapping *)s->maps.data;
+  uintptr_t owner;
+  for (size_t i = 0; i < s->maps.len; i++) {
+    const struct hl_mapping *m = &maps[i];
+    if (m->flags & HL_MAP_HEAP) add_range(out, m->lo, m->hi);
+    if ((m->flags & (HL_MAP_R | HL_MAP_W | HL_MAP_FILE)) != (HL_MAP_R | HL_MAP_W)) continue;
+    // Kernel-merged neighbours may hide a heap's start inside a mapping: try each boundary.
+    for (uintptr_t h = (m->lo + HL_HEAP_MAX - 1) & ~(uintptr_t)(HL_HEAP_MAX - 1); h < m->hi;
+         h += HL_HEAP_MAX)
+      if (looks_like_heap(h, &owner)) add_range(out, h, h + HL_HEAP_MAX);
+  }
+  // The arena list: each arena's current heap holds its top chunk; earlier heaps chain back.
+  uint64_t next = 0;
+  if (!arena || !hl_safe_read(arena + HL_ARENA_NEXT, &next, sizeof next)) return;
+  for (unsigned n = 0; next && next != arena && n < 4096; n++) {
+    uint64_t top = 0;
+    if (!hl_safe_read(next + HL_ARENA_TOP, &top, sizeof top)) return;
+    uintptr_t h = top & ~(uintptr_t)(HL_HEAP_MAX - 1);
+    for (unsigned k = 0; h && k < 4096 && looks_like_heap(h, &owner) && owner == next; k++) {
+      add_range(out, h, h + HL_HEAP_MAX);
+      uint64_t previous;
+      if (!hl_safe_read(h + 8, &previous, sizeof previous)) break;
+      h = previous;
+    }
+    if (!hl_safe_read(next + HL_ARENA_NEXT, &next, sizeof next)) return;
+  }
+}
+
+void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w, int mapped_chunks) {
   const struct hl_mapping *maps = (const struct hl_mapping *)s->maps.data;
   for (size_t i = 0; i < s->maps.len; i++) {
     const struct hl_mapping *m = &maps[i];
@@ -165,7 +214,7 @@ void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w) {
       walk(s, m->lo, first, hi);
     } else if ((m->lo & (HL_HEAP_MAX - 1)) == 0 && m->hi - m->lo >= 4096) {
       walk_arena_heap(s, m->lo, m->hi);
-    } else if (!holds_a_stack(w, m)) {
+    } else if (mapped_chunks && !holds_a_stack(w, m)) {
       walk_mmapped(s, m->lo, m->hi);
     }
   }

@@ -25,9 +25,15 @@ void *hl_vec_push(struct hl_vec *v);  // a new element (not zeroed), or NULL whe
 void hl_vec_free(struct hl_vec *v);
 #define HL_VEC_AT(v, type, i) (((type *)(v)->data)[i])
 
+// osmem.c: the registry of the shim's own mappings (hl_map, and the scan's), never roots.
+void hl_own_add(void *p, size_t bytes);
+void hl_own_remove(void *p);
+size_t hl_own_ranges(uintptr_t (*out)[2], size_t max);
+extern _Atomic int hl_own_overflow;  // a mapping went unregistered: anonymous memory is no root
+
 // procmaps.c: /proc/self/maps, parsed.
 enum { HL_MAP_R = 1, HL_MAP_W = 2, HL_MAP_X = 4, HL_MAP_FILE = 8, HL_MAP_HEAP = 16,
-       HL_MAP_STACK = 32 };
+       HL_MAP_STACK = 32, HL_MAP_SHARED = 64, HL_MAP_SPECIAL = 128 };  // [vvar], [vdso]…
 struct hl_mapping {
   uintptr_t lo, hi;
   uint32_t flags;
@@ -100,12 +106,15 @@ struct hl_scan {
   struct hl_vec edges;     // of struct hl_edge
   struct hl_vec maps;      // of struct hl_mapping
   uint64_t root_bytes;
+  struct hl_vec scanned;  // struct hl_mapping: the root regions scanned, while `record` is set
+  int record;
   int phase;      // 0 reachable (start pointers), 1 possibly reachable, 2 edges of the rest
   uint32_t from;  // in phase 2, the block being scanned
 };
 int hl_scan_begin(struct hl_scan *s);  // index and state; with the live table locked
 uint32_t hl_scan_skip_unmapped(struct hl_scan *s);  // after maps are read; returns how many
 void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // a root region, clipped
+void hl_scan_root_copied(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // may be unmapped
 void hl_scan_mark_root_block(struct hl_scan *s, int64_t block);  // a block that is a root
 void hl_scan_finish(struct hl_scan *s);  // floods, then finds possibly reachable blocks, edges
 void hl_scan_end(struct hl_scan *s);
@@ -122,10 +131,21 @@ void hl_roots_lock(void);  // the regions that the API registered
 void hl_roots_unlock(void);
 void hl_roots_init(void);  // looks up glibc's and the Swift runtime's symbols, before any scan
 
+// rootmaps.c: every other writable private mapping (anonymous, or a file's private copy) is a
+// root, as memcheck takes it, less malloc's heaps, the shim's memory, modules' segments (in
+// `extents`, of struct hl_mapping), stacks (`dead`: their frames below the stack pointer) and
+// the regions scanned already. Returns 0 when it could not run (the registry overflowed).
+int hl_mapping_roots_scan(struct hl_scan *s, const struct hl_vec *extents,
+                          const struct hl_vec *dead);
+
 // heapwalk.c: malloc chunks that the live table does not know: roots, since their contents are
 // unknown to the recording (blocks made before it started, or by the shim's own thread).
 void hl_heapwalk_init(void);  // before any scan: learns glibc's tcache key
-void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w);
+void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w, int mapped_chunks);
+// Every glibc heap, as struct hl_mapping: the [heap] mapping, and each other arena's heaps,
+// from the arena list that starts at the main arena (found by hl_main_arena_chunk_pointers),
+// and any 64 MiB-aligned mapping that starts with a heap's header.
+void hl_heap_ranges(const struct hl_scan *s, struct hl_vec *out);
 // The part of glibc's main arena that points at chunk headers, if the arena lies in [lo, hi).
 int hl_main_arena_chunk_pointers(uintptr_t lo, uintptr_t hi, uintptr_t *from, uintptr_t *to);
 

@@ -11,14 +11,73 @@
 
 #include "internal.h"
 
+void hl_own_add(void *p, size_t bytes);
+void hl_own_remove(void *p);
+
 void *hl_map(size_t bytes) {
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);
-  return p == MAP_FAILED ? NULL : p;
+  if (p == MAP_FAILED) return NULL;
+  hl_own_add(p, bytes);
+  return p;
 }
 
 void hl_unmap(void *p, size_t bytes) {
-  if (p) munmap(p, bytes);
+  if (!p) return;
+  munmap(p, bytes);
+  hl_own_remove(p);  // after munmap: a thread stopped in between leaves a slot for nothing
+}
+
+// The registry of the shim's own mappings. The leak scan takes every other writable anonymous
+// mapping for the program's memory, a root; the shim's tables hold the address of every live
+// block and would make them all look reachable. Lock-free, because the scan reads it with the
+// world stopped: a thread stopped while it adds a mapping leaves its slot without an end (the
+// mapping is fresh and zeroed, so scanning it finds nothing), and one stopped while it removes
+// one leaves a slot for memory that is gone. When the table is full, hl_own_overflow is set and
+// the scan leaves anonymous mappings out, as it did before there was a registry.
+enum { HL_OWN_SLOTS = 8192 };
+static struct hl_own_slot {
+  _Atomic uintptr_t lo, hi;
+} hl_own[HL_OWN_SLOTS];
+static _Atomic uint32_t hl_own_used;  // slots past this one were never taken
+_Atomic int hl_own_overflow;
+
+void hl_own_add(void *p, size_t bytes) {
+  uintptr_t lo = (uintptr_t)p, hi = (lo + bytes + 4095) & ~(uintptr_t)4095;
+  for (uint32_t i = 0; i < HL_OWN_SLOTS; i++) {
+    uintptr_t empty = 0;
+    if (atomic_load_explicit(&hl_own[i].lo, memory_order_relaxed) ||
+        !atomic_compare_exchange_strong(&hl_own[i].lo, &empty, lo))
+      continue;
+    atomic_store(&hl_own[i].hi, hi);
+    uint32_t used = atomic_load(&hl_own_used);
+    while (used < i + 1 && !atomic_compare_exchange_weak(&hl_own_used, &used, i + 1)) {
+    }
+    return;
+  }
+  atomic_store(&hl_own_overflow, 1);
+}
+
+void hl_own_remove(void *p) {
+  uint32_t used = atomic_load(&hl_own_used);
+  for (uint32_t i = 0; i < used; i++)
+    if (atomic_load(&hl_own[i].lo) == (uintptr_t)p) {
+      atomic_store(&hl_own[i].hi, 0);
+      atomic_store(&hl_own[i].lo, 0);
+      return;
+    }
+}
+
+// Copies the registered mappings (those with both ends) into `out`, up to `max`; returns how
+// many it copied.
+size_t hl_own_ranges(uintptr_t (*out)[2], size_t max) {
+  size_t n = 0;
+  uint32_t used = atomic_load(&hl_own_used);
+  for (uint32_t i = 0; i < used && n < max; i++) {
+    uintptr_t lo = atomic_load(&hl_own[i].lo), hi = atomic_load(&hl_own[i].hi);
+    if (lo && hi > lo) out[n][0] = lo, out[n++][1] = hi;
+  }
+  return n;
 }
 
 void hl_spin_lock(_Atomic int *lock) {

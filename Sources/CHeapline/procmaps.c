@@ -33,7 +33,7 @@ static void parse_line(const char *p, const char *end, struct hl_vec *out) {
   m->hi = hex(&p);
   p++;
   m->flags = (p[0] == 'r' ? HL_MAP_R : 0) | (p[1] == 'w' ? HL_MAP_W : 0) |
-             (p[2] == 'x' ? HL_MAP_X : 0);
+             (p[2] == 'x' ? HL_MAP_X : 0) | (p[3] == 's' ? HL_MAP_SHARED : 0);
   p = skip_field(p, end);  // perms
   p = skip_field(p, end);  // offset
   p = skip_field(p, end);  // device
@@ -43,6 +43,10 @@ static void parse_line(const char *p, const char *end, struct hl_vec *out) {
   if (inode) m->flags |= HL_MAP_FILE;
   if (end - p >= 6 && !memcmp(p, "[heap]", 6)) m->flags |= HL_MAP_HEAP;
   if (end - p >= 7 && !memcmp(p, "[stack]", 7)) m->flags |= HL_MAP_STACK;
+  // The kernel's own ([vvar], [vdso], [uprobes]…); named anonymous memory ([anon:…]) is not.
+  if (p < end && *p == '[' && !(m->flags & (HL_MAP_HEAP | HL_MAP_STACK)) &&
+      !(end - p >= 6 && !memcmp(p, "[anon:", 6)))
+    m->flags |= HL_MAP_SPECIAL;
 }
 
 int hl_maps_read(struct hl_vec *out) {

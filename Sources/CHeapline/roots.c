@@ -3,8 +3,10 @@
 // main arena in libc's: heapwalk.c says why), every thread's registers, stack (from its stack
 // pointer up: below it, even in the red zone, lie stale copies of pointers that calls left
 // behind, which would hide leaks, as LeakSanitizer also finds) and static TLS, regions the
-// program registered, and the Swift runtime's metadata pools. Module segments and symbols are
-// looked up before the world stops, since dl_iterate_phdr and dlsym take the loader's lock.
+// program registered, and the Swift runtime's metadata pools; then every other writable private
+// mapping (rootmaps.c), less what was scanned here and the stacks' dead frames. Module segments
+// and symbols are looked up before the world stops, since dl_iterate_phdr and dlsym take the
+// loader's lock.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -164,12 +166,30 @@ static void scan_tls(struct hl_scan *s, uintptr_t tp, uintptr_t sp) {
     hl_scan_root(s, (uintptr_t)dtv - 16, (uintptr_t)dtv + 16 * (slots + 1));
 }
 
+static void add_dead(struct hl_vec *dead, uintptr_t lo, uintptr_t hi) {
+  struct hl_mapping *r = lo < hi ? hl_vec_push(dead) : NULL;
+  if (r) *r = (struct hl_mapping){lo, hi, 0};
+}
+
+// A stack's frames below `sp` (all of it when sp is 0), which the mapping pass must not take
+// for the program's memory: they hold stale copies of pointers. The stack ends at its thread's
+// descriptor, as scan_stack says.
+static void add_dead_frames(struct hl_scan *s, struct hl_vec *dead, uintptr_t in, uintptr_t sp,
+                            uintptr_t tp) {
+  const struct hl_mapping *m = hl_maps_find(&s->maps, in);
+  if (!m) return;
+  uintptr_t top = tp > in && tp < m->hi && tp + hl_pthread_size < m->hi ? tp + hl_pthread_size
+                                                                          : m->hi;
+  add_dead(dead, m->lo, sp ? sp : top);
+}
+
 // Threads that have exited leave their stack in glibc's cache, thread descriptor included, until
 // a new thread reuses it; the descriptor still points to its DTV, a malloc block that glibc
 // frees only then. That block is glibc's, not a leak; the dead stack and TLS themselves are stale
 // and not scanned. A cached stack is a writable mapping just above a guard page, holding no
 // live thread's stack pointer, whose top holds a descriptor that points to itself.
-static void scan_cached_stacks(struct hl_scan *s, const struct hl_world *w, uintptr_t self_sp) {
+static void scan_cached_stacks(struct hl_scan *s, const struct hl_world *w, uintptr_t self_sp,
+                               struct hl_vec *dead) {
   size_t size = 0, align = 0;
   if (hl_tls_info) hl_tls_info(&size, &align);
   if (!align || (align & (align - 1))) align = 64;
@@ -190,6 +210,7 @@ static void scan_cached_stacks(struct hl_scan *s, const struct hl_world *w, uint
     if (live || !read_word(s, tp, &header) || !read_word(s, tp + 16, &self) || header != tp ||
         self != tp || !read_word(s, tp + 8, &dtv))
       continue;
+    add_dead(dead, m->lo, m->hi);
     int interior;
     int64_t block = hl_index_lookup(&s->ix, (uintptr_t)dtv - 16, &interior);
     if (block >= 0 && !interior) hl_scan_mark_root_block(s, block);
@@ -285,6 +306,7 @@ static void scan_swift_pools(struct hl_scan *s, const struct hl_modules *m) {
 void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
                    const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int self_tls,
                    int untracked) {
+  s->record = 1;  // for the mapping pass, which leaves out what was scanned already
   for (size_t i = 0; m && i < m->writable.len; i++) {
     const struct hl_mapping *seg = &HL_VEC_AT(&m->writable, struct hl_mapping, i);
     uintptr_t from, to;  // malloc's own pointers to chunk headers are no references
@@ -307,8 +329,15 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
     scan_tls(s, tp, self_sp);  // its thread-locals and pthread_setspecific data live on
   }
   int32_t sampler = atomic_load(&hl_sampler_tid);
+  struct hl_vec dead;  // stack frames that the mapping pass must leave alone
+  hl_vec_init(&dead, sizeof(struct hl_mapping));
+  uint64_t self_tp;
+  __asm__ volatile("mov %%fs:0, %0" : "=r"(self_tp));
+  add_dead_frames(s, &dead, w->self_sp, self_tls ? self_sp : 0, self_tp);
   for (uint32_t u = 0; u < w->used_count; u++) {
     struct hl_thread_state *t = &w->threads[w->used[u]];
+    if (t->stopped == HL_THREAD_STOPPED && t->sp)
+      add_dead_frames(s, &dead, t->sp, t->tid == sampler ? 0 : t->sp, t->tp);
     if (t->tid == sampler || t->stopped == HL_THREAD_GONE) continue;
     if (t->stopped != HL_THREAD_STOPPED) {
       scan_unresponsive(s, t->tid);
@@ -318,7 +347,10 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
     scan_stack(s, t->sp, t->tp, 0);
     scan_tls(s, t->tp, t->sp);
   }
-  scan_cached_stacks(s, w, self_sp);
+  scan_cached_stacks(s, w, self_sp, &dead);
+  int mapped = m && hl_mapping_roots_scan(s, &m->extents, &dead);
+  hl_vec_free(&dead);
+  s->record = 0;
   scan_swift_pools(s, m);
-  if (untracked) hl_heapwalk_scan(s, w);
+  if (untracked) hl_heapwalk_scan(s, w, !mapped);
 }

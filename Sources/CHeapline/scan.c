@@ -29,6 +29,7 @@ int hl_scan_begin(struct hl_scan *s) {
   hl_vec_init(&s->frontier, sizeof(uint32_t));
   hl_vec_init(&s->edges, sizeof(struct hl_edge));
   hl_vec_init(&s->maps, sizeof(struct hl_mapping));
+  hl_vec_init(&s->scanned, sizeof(struct hl_mapping));
   if (hl_index_build(&s->ix)) return 1;
   s->state = hl_scan_map(s->ix.count ? s->ix.count : 1);
   // Each block enters the frontier once a phase at most: room for all, so that it never moves
@@ -42,6 +43,7 @@ void hl_scan_end(struct hl_scan *s) {
   hl_vec_free(&s->frontier);
   hl_vec_free(&s->edges);
   hl_vec_free(&s->maps);
+  hl_vec_free(&s->scanned);
 }
 
 static inline void push(struct hl_scan *s, uint32_t j) {
@@ -198,8 +200,34 @@ void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
   hi &= ~(uintptr_t)7;
   if (lo >= hi) return;
   s->root_bytes += hi - lo;
+  struct hl_mapping *r = s->record ? hl_vec_push(&s->scanned) : NULL;
+  if (r) *r = (struct hl_mapping){lo, hi, 0};
   scan_clipped(s, lo, hi);
   flood(s);  // now, so that the frontier stays small
+}
+
+// A root region that may have been unmapped since the maps were read (the scan's own memory
+// comes and goes meanwhile): read through the kernel, which skips what is gone, into a buffer
+// in the shim's data. Scans hold hl_scan_lock, so one buffer serves.
+void hl_scan_root_copied(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
+  static uint64_t buffer[8192];
+  lo = (lo + 7) & ~(uintptr_t)7;
+  hi &= ~(uintptr_t)7;
+  while (lo < hi) {
+    size_t n = hi - lo < sizeof buffer ? hi - lo : sizeof buffer;
+    if (!hl_safe_read(lo, buffer, n)) {  // some of it is gone: a page at a time
+      n = 4096 - (lo & 4095) < n ? 4096 - (lo & 4095) : n;
+      if (!hl_safe_read(lo, buffer, n)) {
+        lo += n;
+        continue;
+      }
+    }
+    s->root_bytes += n;
+    scan_words(s, buffer, buffer + n / 8);
+    memset(buffer, 0, n);  // linked into a program, the shim's data is the program's: a root
+    flood(s);
+    lo += n;
+  }
 }
 
 void hl_scan_mark_root_block(struct hl_scan *s, int64_t j) {

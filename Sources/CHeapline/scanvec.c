@@ -11,7 +11,9 @@ void *hl_scan_map(size_t bytes) {
   if (bytes < (1 << 20)) return hl_map(bytes);
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_POPULATE, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
+  if (p == MAP_FAILED) return NULL;
+  hl_own_add(p, bytes);  // hl_unmap forgets it
+  return p;
 }
 
 void hl_vec_init(struct hl_vec *v, size_t elem) {
@@ -27,6 +29,10 @@ int hl_vec_reserve(struct hl_vec *v, size_t extra) {
   void *data = v->data ? mremap(v->data, v->cap * v->elem, cap * v->elem, MREMAP_MAYMOVE)
                        : hl_map(cap * v->elem);
   if (!data || data == MAP_FAILED) return 0;
+  if (v->data) {  // moved and grown: the registry follows (only the scanning thread runs)
+    hl_own_remove(v->data);
+    hl_own_add(data, cap * v->elem);
+  }
   v->data = data;
   v->cap = cap;
   return 1;

@@ -15,8 +15,10 @@ public struct LeakJSONRenderer: LeakReportRenderer {
       ("indirectly_lost", Self.amount(report.indirectlyLost)),
       ("possibly_lost", Self.amount(report.possiblyLost)),
       ("suppressed", Self.amount(report.suppressed)),
+      ("suppressed_by_default", .array(report.suppressedByDefault.map(Self.suppressedByDefault))),
       ("groups", .array(report.groups.map(Self.group))),
       ("suppressed_groups", .array(report.suppressedGroups.map(Self.group))),
+      ("default_suppressed_groups", .array(report.defaultSuppressedGroups.map(Self.group))),
     ])
     return document.rendered() + "\n"
   }
@@ -35,6 +37,16 @@ public struct LeakJSONRenderer: LeakReportRenderer {
       ("total_ns", .unsigned(scan.totalNanoseconds)),
       ("reported_blocks", .unsigned(scan.announcedBlocks)),
       ("complete", .bool(scan.isComplete)),
+    ])
+  }
+
+  private static func suppressedByDefault(_ count: LeakDefaultSuppression.Count) -> JSONValue {
+    .object([
+      ("name", .string(count.suppression.name)),
+      ("summary", .string(count.suppression.summary)),
+      ("groups", .unsigned(UInt64(count.groups))),
+      ("blocks", .unsigned(count.amount.blocks)),
+      ("bytes", .unsigned(count.amount.bytes)),
     ])
   }
 

@@ -25,8 +25,14 @@ public struct LeakReport: Sendable {
   public var scans: [LeakScan]
   /// The groups that no suppression matched, most bytes first.
   public var groups: [LeakGroup]
-  /// The groups that a suppression matched.
+  /// The groups that a suppression of the file matched.
   public var suppressedGroups: [LeakGroup]
+  /// The groups that a default suppression matched (the runtimes' own blocks), their
+  /// ``LeakGroup/suppressedBy`` the suppression's name.
+  public var defaultSuppressedGroups: [LeakGroup] = []
+  /// For each default suppression that matched, in the order of
+  /// ``LeakDefaultSuppression/all``, what it left out.
+  public var suppressedByDefault: [LeakDefaultSuppression.Count] = []
   /// Totals over ``groups``.
   public var definitelyLost = LeakAmount()
   public var indirectlyLost = LeakAmount()
@@ -37,11 +43,27 @@ public struct LeakReport: Sendable {
   /// Whether anything is lost or possibly lost, suppressions aside.
   public var hasLeaks: Bool { !groups.isEmpty }
 
+  /// What makes `heapline leaks` fail.
+  public enum Failure: String, Hashable, Sendable, CaseIterable {
+    /// Definitely or indirectly lost blocks.
+    case definitely
+    /// Those, or possibly lost blocks.
+    case possibly
+  }
+
+  /// Whether blocks of the kinds that `level` names remain after suppressions.
+  public func fails(on level: Failure) -> Bool {
+    let lost = definitelyLost.blocks + indirectlyLost.blocks
+    return lost > 0 || (level == .possibly && possiblyLost.blocks > 0)
+  }
+
   /// Classifies and groups `scan`'s blocks; `metadata` names their categories and stacks, and
-  /// `symbolizer` (or module offsets when `nil`) their frames.
+  /// `symbolizer` (or module offsets when `nil`) their frames. `defaultSuppressions` leaves out
+  /// the runtimes' own blocks (``LeakDefaultSuppression/all``).
   public init(
     scan: LeakScan, metadata: TraceMetadata, path: String, scans: [LeakScan]? = nil,
-    suppressions: LeakSuppressions = LeakSuppressions(), symbolizer: Symbolizer?
+    suppressions: LeakSuppressions = LeakSuppressions(), defaultSuppressions: Bool = true,
+    symbolizer: Symbolizer?
   ) {
     self.path = path
     self.scan = scan
@@ -59,8 +81,21 @@ public struct LeakReport: Sendable {
       }
       all[index].suppressedBy = suppressions.match(all[index].members.flatMap(\.frames))
     }
-    groups = all.filter { $0.suppressedBy == nil }
     suppressedGroups = all.filter { $0.suppressedBy != nil }
+    groups = []
+    var byDefault: [String: LeakDefaultSuppression.Count] = [:]
+    for var group in all where group.suppressedBy == nil {
+      guard defaultSuppressions, let rule = LeakDefaultSuppression.match(group) else {
+        groups.append(group)
+        continue
+      }
+      group.suppressedBy = rule.name
+      defaultSuppressedGroups.append(group)
+      byDefault[rule.name, default: .init(suppression: rule, groups: 0, amount: LeakAmount())]
+        .groups += 1
+      byDefault[rule.name]!.amount.add(group.total)
+    }
+    suppressedByDefault = LeakDefaultSuppression.all.compactMap { byDefault[$0.name] }
     for group in groups {
       definitelyLost.add(group.definitelyLost)
       indirectlyLost.add(group.indirectlyLost)
@@ -76,7 +111,7 @@ public struct LeakReport: Sendable {
   ///   ``AnalysisError/invalidOption(_:)`` when it holds no such scan.
   public static func read(
     path: String, scan scanID: UInt64? = nil, suppressions: LeakSuppressions = LeakSuppressions(),
-    symbolizer: Symbolizer?
+    defaultSuppressions: Bool = true, symbolizer: Symbolizer?
   ) throws(AnalysisError) -> LeakReport {
     var stream: TraceEventStream
     do {
@@ -103,7 +138,7 @@ public struct LeakReport: Sendable {
     }
     return LeakReport(
       scan: chosen, metadata: stream.metadata, path: path, scans: scans,
-      suppressions: suppressions, symbolizer: symbolizer)
+      suppressions: suppressions, defaultSuppressions: defaultSuppressions, symbolizer: symbolizer)
   }
 }
 

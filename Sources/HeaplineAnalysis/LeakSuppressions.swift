@@ -36,6 +36,18 @@ public struct LeakSuppressions: Hashable, Sendable {
   /// No suppressions.
   public init() {}
 
+  /// Parses a suppressions file's contents, which must be text.
+  ///
+  /// - Throws: ``AnalysisError/invalidOption(_:)`` naming the file (`source`) when it is not
+  ///   UTF-8 text (a NUL byte, an invalid sequence), or the line of the first malformed
+  ///   suppression.
+  public init(data: some Collection<UInt8>, source: String) throws(AnalysisError) {
+    guard !data.contains(0), let text = String(validating: data, as: UTF8.self) else {
+      throw .invalidOption("suppressions '\(source)' is not a text file")
+    }
+    try self.init(text: text, source: source)
+  }
+
   /// Parses a suppressions file's text.
   ///
   /// - Throws: ``AnalysisError/invalidOption(_:)`` naming the file (`source`) and the line of
@@ -46,7 +58,8 @@ public struct LeakSuppressions: Hashable, Sendable {
       let line = raw.trimmingSpaces
       if line.isEmpty || line.hasPrefix("#") { continue }
       func fail(_ why: String) -> AnalysisError {
-        .invalidOption("suppressions '\(source)' line \(number + 1): \(why): '\(line)'")
+        .invalidOption(
+          "suppressions '\(source)' line \(number + 1): \(why): '\(line.printable(limit: 80))'")
       }
       guard line.hasPrefix("leak:") else { throw fail("a suppression starts with 'leak:'") }
       let body = line.dropFirst(5)
@@ -119,6 +132,23 @@ enum Glob {
 }
 
 extension Substring {
+  /// Control characters escaped (`\u{1B}`), and cut at `limit` characters: for a one-line
+  /// message.
+  fileprivate func printable(limit: Int) -> String {
+    var out = ""
+    for (index, character) in enumerated() {
+      if index == limit { return out + "…" }
+      let isControl = character.unicodeScalars.contains {
+        $0.properties.generalCategory == .control || $0.properties.generalCategory == .format
+          || $0 == "\u{2028}" || $0 == "\u{2029}"
+      }
+      out +=
+        isControl
+        ? character.unicodeScalars.map { $0.escaped(asASCII: true) }.joined() : String(character)
+    }
+    return out
+  }
+
   /// Without spaces, tabs and carriage returns at either end.
   fileprivate var trimmingSpaces: Substring {
     let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }

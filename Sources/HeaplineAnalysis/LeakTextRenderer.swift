@@ -21,7 +21,12 @@ public struct LeakTextRenderer: LeakReportRenderer {
   public func render(_ report: LeakReport) -> String {
     var lines = headerLines(report)
     if report.groups.isEmpty {
-      lines += ["", "No leaks: every block is reachable from the program's roots."]
+      let suppressed = !report.suppressedGroups.isEmpty || !report.defaultSuppressedGroups.isEmpty
+      lines.append("")
+      lines.append(
+        suppressed
+          ? "No leaks left once suppressions are applied."
+          : "No leaks: every block is reachable from the program's roots.")
     }
     for group in report.groups { lines += [""] + groupLines(group) }
     if !report.suppressedGroups.isEmpty {
@@ -32,6 +37,15 @@ public struct LeakTextRenderer: LeakReportRenderer {
       ]
       for group in report.suppressedGroups {
         lines.append("  \(Self.title(group)) (\(group.suppressedBy ?? ""))")
+      }
+    }
+    if !report.suppressedByDefault.isEmpty {
+      lines += ["", "Suppressed by default (--no-default-suppressions shows them):"]
+      for count in report.suppressedByDefault {
+        let groups = "\(count.groups) group\(count.groups == 1 ? "" : "s")"
+        lines.append(
+          "  \(count.suppression.name): \(Self.amount(count.amount)) in \(groups),"
+            + " \(count.suppression.summary)")
       }
     }
     return lines.joined(separator: "\n") + "\n"

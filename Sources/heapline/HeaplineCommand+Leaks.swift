@@ -3,6 +3,8 @@ import Foundation
 import HeaplineAnalysis
 import HeaplineTrace
 
+extension LeakReport.Failure: ExpressibleByArgument {}
+
 extension HeaplineCommand {
   /// `heapline leaks`: the blocks a leak scan found lost, grouped into root leaks and cycles.
   struct Leaks: ParsableCommand {
@@ -21,9 +23,12 @@ extension HeaplineCommand {
 
         A suppressions file holds lines such as `leak:function=make_cache`, \
         `leak:module=libfoo.so` or `leak:file=vendor/*.c` (`*` and `?` are wildcards); a \
-        group is left out when a frame of its stacks matches one.
+        group is left out when a frame of its stacks matches one. The loader's, the C and \
+        C++ runtimes' and the Swift runtime's own blocks are suppressed by default, and \
+        counted as such (--no-default-suppressions shows them).
 
-        Exit status: 0 when nothing is lost, 1 when leaks are found, 2 on bad input.
+        Exit status: 1 when definitely or indirectly lost blocks remain after suppressions \
+        (with --fail-on possibly, possibly lost blocks too), 0 when none do, 2 on bad input.
         """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -44,6 +49,17 @@ extension HeaplineCommand {
       help: ArgumentHelp("The scan to report (1, 2, …); by default the last.", valueName: "n"))
     var scan: UInt64?
 
+    @Flag(
+      inversion: .prefixedNo, help: "Leave out the runtimes' own blocks (loader, libc, C++, Swift)."
+    )
+    var defaultSuppressions = true
+
+    @Option(
+      help: ArgumentHelp(
+        "Exit with status 1 for definitely or indirectly lost blocks (definitely), or for"
+          + " possibly lost ones too (possibly).", valueName: "kind"))
+    var failOn: LeakReport.Failure = .definitely
+
     @Flag(inversion: .prefixedNo, help: "Symbolize the allocation stacks.")
     var symbolize = true
 
@@ -53,19 +69,19 @@ extension HeaplineCommand {
         guard let data = FileManager.default.contents(atPath: suppressions) else {
           throw ValidationError("cannot read suppressions file '\(suppressions)'")
         }
-        rules = try LeakSuppressions(
-          text: String(decoding: data, as: UTF8.self), source: suppressions)
+        rules = try LeakSuppressions(data: data, source: suppressions)
       }
       _ = try TraceInput.open(file)  // the warning for a trace cut short
       let report = try LeakReport.read(
-        path: file, scan: scan, suppressions: rules, symbolizer: symbolize ? Symbolizer() : nil)
+        path: file, scan: scan, suppressions: rules, defaultSuppressions: defaultSuppressions,
+        symbolizer: symbolize ? Symbolizer() : nil)
       let renderer: any LeakReportRenderer =
         switch format {
         case .text: LeakTextRenderer()
         case .json: LeakJSONRenderer()
         }
       print(renderer.render(report), terminator: "")
-      if report.hasLeaks { throw ExitCode(1) }
+      if report.fails(on: failOn) { throw ExitCode(1) }
     }
   }
 }

@@ -5,6 +5,7 @@
 //   heapline-leak-fixture foundation  uses Foundation and Dispatch, leaks nothing, checks
 //   heapline-leak-fixture threads     leaks one cycle, then three threads churn objects for
 //                                     0.6 s while the recorder scans on a timer and a signal
+//   heapline-leak-fixture referee     Referee.swift: the program memcheck and heaptrack referee
 // Class sizes are given in comments: the tests expect them byte for byte.
 import Dispatch
 import Foundation
@@ -189,7 +190,9 @@ case "foundation":
 case "threads":
   leakViewController()
   churnWithThreads()
+case "referee":
+  runReferee()
 default:
-  print("usage: heapline-leak-fixture cycles|foundation|threads")
+  print("usage: heapline-leak-fixture cycles|foundation|threads|referee")
   exit(2)
 }
