@@ -3,6 +3,7 @@
 //                                     String, an enum payload, a Dictionary and an object with
 //                                     weak references, then checks for leaks through the C API
 //   heapline-leak-fixture foundation  uses Foundation and Dispatch, leaks nothing, checks
+//   heapline-leak-fixture names       keeps Swift classes with nested and generic names (NamedTypes.swift)
 //   heapline-leak-fixture threads     leaks one cycle, then three threads churn objects for
 //                                     0.6 s while the recorder scans on a timer and a signal
 // Class sizes are given in comments: the tests expect them byte for byte.
@@ -189,7 +190,9 @@ case "foundation":
 case "threads":
   leakViewController()
   churnWithThreads()
+case "names":
+  makeNamedTypes()
 default:
-  print("usage: heapline-leak-fixture cycles|foundation|threads")
+  print("usage: heapline-leak-fixture cycles|foundation|threads|names")
   exit(2)
 }
