@@ -1,6 +1,9 @@
 // `heapline-leak-fixture names`: Swift classes whose names the tests know, a given number of
 // each, all kept alive to the end and reachable (so the leak check at exit finds nothing).
 // Sizes are given in comments: the tests expect them byte for byte.
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// 24 bytes: the 16-byte header and one word.
 final class Widget { var a = 0 }
@@ -60,10 +63,13 @@ private final class Secret { var s = 0 }
 nonisolated(unsafe) var keptObjects: [AnyObject] = []
 nonisolated(unsafe) var keptArrays: [[Int16]] = []
 
-/// Keeps `count` objects that `make` returns, and prints their type as the runtime names it.
+nonisolated(unsafe) var namePrinters: [() -> Void] = []
+
+/// Keeps `count` objects that `make` returns; `namePrinters` print their type as the runtime
+/// names it, and how many there are.
 @inline(never) func keep<T: AnyObject>(_ count: Int, _ make: (Int) -> T) {
   for i in 0..<count { keptObjects.append(make(i)) }
-  print("\(count)\t\(String(reflecting: T.self))")
+  namePrinters.append { print("\(count)\t\(String(reflecting: T.self))") }
 }
 
 @inline(never) func makeNamedTypes() {
@@ -85,4 +91,10 @@ nonisolated(unsafe) var keptArrays: [[Int16]] = []
   keep(21) { i in Box<(Int) -> Int>({ $0 + i }) }  // and 21 closure contexts
   keep(22) { _ in Box<Any>(1) }
   for i in 0..<7 { keptArrays.append([Int16](repeating: Int16(i), count: 100)) }
+  // The runtime's names are asked for only now, after time enough for a shim that named types
+  // through the runtime (HEAPLINE_SAMPLE_MS=10: every 0.5 s) to fill the runtime's name cache
+  // first, from its own thread, untraced: then this program's own allocations for it would
+  // go missing from the trace.
+  usleep(600_000)
+  for printName in namePrinters { printName() }
 }
