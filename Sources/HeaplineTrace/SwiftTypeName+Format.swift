@@ -8,14 +8,16 @@ extension SwiftTypeName {
     case .nominal(let descriptor, let contexts, let arguments):
       guard let type = contexts.last, Self.namedContextKinds.contains(type.kind), !type.name.isEmpty
       else {
-        guard let module = modules.module(containing: descriptor) else { return "(type descriptor)" }
+        guard let module = modules.module(containing: descriptor) else {
+          return "(type descriptor)"
+        }
         let offset = String(module.fileAddress(of: descriptor), radix: 16)
         return "(type descriptor \(module.name)+0x\(offset))"
       }
       return Self.qualifiedName(contexts, arguments.map { $0.name(modules: modules) })
     case .tuple(let labels, let elements):
-      var labelList = labels.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
-      if labels.isEmpty { labelList = [] }
+      // Each label is followed by a space, an empty one too: "a  c " labels the first and third.
+      let labelList = labels.split(separator: " ", omittingEmptySubsequences: false)
       let parts = elements.enumerated().map { index, element in
         let label = index < labelList.count ? labelList[index] : ""
         return (label.isEmpty ? "" : label + ": ") + element.name(modules: modules)

@@ -28,8 +28,7 @@ indirect enum SwiftTypeName: Equatable {
 
   /// Reads the record after its tag and makes it a category, named with the modules known so
   /// far (the shim writes the module map before any type).
-  static func decode(from cursor: inout ByteCursor, modules: TraceMetadata) throws -> CategoryInfo
-  {
+  static func decode(from cursor: inout ByteCursor, modules: TraceMetadata) throws -> CategoryInfo {
     let id = CategoryID(try cursor.readVarint())
     let type = try decodeNode(from: &cursor, depth: 0)
     return CategoryInfo(id: id, kind: .swiftClass, name: type.name(modules: modules))
@@ -64,7 +63,8 @@ indirect enum SwiftTypeName: Equatable {
       let flags = try cursor.readVarint()
       let parameters = try children(try cursor.readVarint())
       return .function(
-        flags: flags, parameters: parameters, result: try decodeNode(from: &cursor, depth: depth + 1))
+        flags: flags, parameters: parameters,
+        result: try decodeNode(from: &cursor, depth: depth + 1))
     case 4:
       let isClassBound = try cursor.readUInt8() == 0
       let hasSuperclass = try cursor.readUInt8() != 0

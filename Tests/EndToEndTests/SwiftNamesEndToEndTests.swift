@@ -99,7 +99,8 @@ import Testing
     let printed = try Harness.run(
       "/usr/bin/timeout", ["120", "heaptrack_print", "-f", dir.appendingPathComponent(file).path])
     let line = try #require(
-      printed.stdout.split(separator: "\n").first { $0.hasPrefix("calls to allocation functions:") })
+      printed.stdout.split(separator: "\n").first { $0.hasPrefix("calls to allocation functions:") }
+    )
     let counted = try #require(UInt64(line.split(separator: " ")[4]))
     let (trace, _) = try recordNames(in: dir)
     let stats = try Statistics(reader: TraceReader(path: trace.path))

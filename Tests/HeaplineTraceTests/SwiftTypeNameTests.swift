@@ -87,7 +87,9 @@ import Testing
 
   @Test func aTreeDeeperThanTheShimWritesIsAMalformedRecord() throws {
     var type = Node.swiftStruct("Int")
-    for _ in 0..<70 { type = Node.nominal(0x5555_0000_1000, [(0, 0, "App"), (16, 1, "Box")], [type]) }
+    for _ in 0..<70 {
+      type = Node.nominal(0x5555_0000_1000, [(0, 0, "App"), (16, 1, "Box")], [type])
+    }
     #expect(throws: TraceError.self) { try category(of: type) }
   }
 }
