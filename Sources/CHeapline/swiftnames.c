@@ -19,7 +19,7 @@ enum { TN_NOMINAL = 1, TN_TUPLE = 2, TN_FUNCTION = 3, TN_EXISTENTIAL = 4, TN_MET
        TN_OTHER = 6, TN_UNREADABLE = 7, TN_ELIDED = 8 };
 enum { CD_MODULE = 0, CD_EXTENSION = 1, CD_ANONYMOUS = 2, CD_PROTOCOL = 3, CD_CLASS = 16,
        CD_STRUCT = 17, CD_ENUM = 18, CD_GENERIC = 0x80 };
-enum { MAX_CONTEXTS = 8, MAX_NAME = 128, MAX_NODES = 64, MAX_ARGS = 16, MAX_PENDING = 96,
+enum { MAX_CONTEXTS = 12, MAX_NAME = 128, MAX_NODES = 64, MAX_ARGS = 16, MAX_PENDING = 96,
        RECORD_BYTES = 8192, NODE_BYTES = 16 + MAX_CONTEXTS * (8 + MAX_NAME) + 8 };
 
 static uint8_t out[RECORD_BYTES];  // naming runs on one thread at a time (the sampler's owner)
@@ -85,22 +85,30 @@ static uintptr_t extended_type(uintptr_t ext) {
   return target;
 }
 
+// The name of the module that context `d` was declared in.
+static uintptr_t module_name(uintptr_t d) {
+  for (int steps = 0; d && steps < 4 * MAX_CONTEXTS; steps++) {
+    uint32_t f;
+    if (!hl_safe_read(d, &f, sizeof f)) return 0;
+    if ((f & 0x1F) == CD_MODULE) return relative(d + 8, 0);
+    d = relative(d + 4, 1);
+  }
+  return 0;
+}
+
 // Writes descriptor `d` and its parents, outermost first. Returns NumParams of `d` itself.
 static uint32_t put_contexts(uintptr_t d) {
   uintptr_t chain[MAX_CONTEXTS];
   uint32_t flags[MAX_CONTEXTS];
   size_t n = 0;
-  for (int steps = 0; d && n < MAX_CONTEXTS && steps < 2 * MAX_CONTEXTS; steps++) {
+  while (d && n < MAX_CONTEXTS) {
     uint32_t f;
     if (!hl_safe_read(d, &f, sizeof f)) break;
     uintptr_t extended = (f & 0x1F) == CD_EXTENSION ? extended_type(d) : 0;
-    if (extended) {  // Outer.Inner declared in `extension Outer`: name it through Outer
-      d = extended;
-      continue;
-    }
-    chain[n] = d;
+    chain[n] = d;  // an extension stays, for the module it was declared in
     flags[n++] = f;
-    d = relative(d + 4, 1);
+    // Outer.Inner declared in `extension Outer` is named through Outer.
+    d = extended ? extended : relative(d + 4, 1);
   }
   put_varint(n);
   uint32_t own = 0;
@@ -112,6 +120,7 @@ static uint32_t put_contexts(uintptr_t d) {
     if ((flags[i] & CD_GENERIC) && header) hl_safe_read(chain[i] + header, &params, 2);
     int named = kind == CD_MODULE || kind == CD_PROTOCOL || (kind >= CD_CLASS && kind <= CD_ENUM);
     size_t len = named ? read_string(relative(chain[i] + 8, 0), name) : 0;
+    if (kind == CD_EXTENSION) len = read_string(module_name(chain[i]), name);
     put_u8((uint8_t)kind);
     put_varint(params);
     put_name(name, len);
@@ -221,7 +230,7 @@ static void put_node(struct item it) {
       push(proto & ~(uintptr_t)1, 1);
     }
     if (super) push((uintptr_t)m[2], 0);
-  } else if (kind == 0x304) {
+  } else if (kind == 0x304 || kind == 0x306) {  // metatype, existential metatype
     put_u8(TN_METATYPE);
     push((uintptr_t)m[1], 0);
   } else {

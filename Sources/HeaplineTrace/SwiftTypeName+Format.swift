@@ -1,5 +1,6 @@
 extension SwiftTypeName {
-  /// Context descriptor kinds (swift/ABI/MetadataValues.h) that name something.
+  /// Context descriptor kinds (swift/ABI/MetadataValues.h) that are part of a qualified name;
+  /// an extension (kind 1) carries the name of the module that declared it.
   private static let namedContextKinds: Set<UInt8> = [0, 3, 16, 17, 18]
 
   /// The display name; `modules` places a descriptor whose name could not be read.
@@ -62,6 +63,10 @@ extension SwiftTypeName {
     if used < arguments.count, !parts.isEmpty {
       parts[parts.count - 1] += "<" + arguments[used...].joined(separator: ", ") + ">"
     }
-    return parts.joined(separator: ".")
+    // A type declared in an extension that another module wrote, as the runtime prints it.
+    let module = contexts.first { $0.kind == 0 }?.name
+    let foreign = contexts.first { $0.kind == 1 && !$0.name.isEmpty && $0.name != module }
+    let prefix = foreign.map { "(extension in \($0.name)):" } ?? ""
+    return prefix + parts.joined(separator: ".")
   }
 }

@@ -73,6 +73,17 @@ import Testing
     #expect(try category(of: type).name == "App.Secret")
   }
 
+  @Test func aTypeInAnotherModulesExtensionIsNamedAsTheRuntimeNamesIt() throws {
+    // Given Parser declared in module Tools, in `extension Lib.Syntax`, and Cache declared in
+    // Lib's own extension of Syntax
+    let parser = Node.nominal(
+      0x5555_0000_1000, [(0, 0, "Lib"), (17, 0, "Syntax"), (1, 0, "Tools"), (16, 0, "Parser")])
+    let cache = Node.nominal(
+      0x5555_0000_1000, [(0, 0, "Lib"), (17, 0, "Syntax"), (1, 0, "Lib"), (16, 0, "Cache")])
+    #expect(try category(of: parser).name == "(extension in Tools):Lib.Syntax.Parser")
+    #expect(try category(of: cache).name == "Lib.Syntax.Cache")
+  }
+
   @Test func tupleArgumentsKeepTheirLabels() throws {
     let pair = Node.tuple(labels: " name ", [.swiftStruct("Int"), .swiftStruct("String")])
     let type = Node.nominal(0x5555_0000_1000, [(0, 0, "App"), (16, 1, "Box")], [pair])
