@@ -9,14 +9,15 @@
 //   tuple        labels, one child per element
 //   function     flags, one child per parameter, then the result
 //   existential  class constraint, superclass (0/1 child) and protocols (nominal children)
-//   metatype     its instance type; other: the metadata kind; unreadable; elided (over budget)
+//   metatype     its instance type; other: the metadata kind; unreadable; elided (over budget);
+//   value        a value generic argument (`let n: Int`), zigzag-encoded
 #include <string.h>
 
 #include "internal.h"
 #include "swiftnames.h"
 
 enum { TN_NOMINAL = 1, TN_TUPLE = 2, TN_FUNCTION = 3, TN_EXISTENTIAL = 4, TN_METATYPE = 5,
-       TN_OTHER = 6, TN_UNREADABLE = 7, TN_ELIDED = 8 };
+       TN_OTHER = 6, TN_UNREADABLE = 7, TN_ELIDED = 8, TN_VALUE = 9 };
 enum { CD_MODULE = 0, CD_EXTENSION = 1, CD_ANONYMOUS = 2, CD_PROTOCOL = 3, CD_CLASS = 16,
        CD_STRUCT = 17, CD_ENUM = 18, CD_GENERIC = 0x80 };
 enum { MAX_CONTEXTS = 12, MAX_NAME = 128, MAX_NODES = 64, MAX_ARGS = 16, MAX_PENDING = 96,
@@ -36,17 +37,14 @@ static void put_name(const char *s, size_t n) {
   pos += n;
 }
 
-// A NUL-terminated string of at most MAX_NAME bytes, read a byte at a time past a page end.
+// A NUL-terminated string of at most MAX_NAME bytes, read page by page.
 static size_t read_string(uintptr_t addr, char *s) {
   if (!addr) return 0;
   size_t n = 0;
   while (n < MAX_NAME) {
     size_t chunk = 4096 - ((addr + n) & 4095);
     if (chunk > MAX_NAME - n) chunk = MAX_NAME - n;
-    if (!hl_safe_read(addr + n, s + n, chunk)) {
-      if (chunk == 1 || !hl_safe_read(addr + n, s + n, 1)) break;
-      chunk = 1;
-    }
+    if (!hl_safe_read(addr + n, s + n, chunk)) break;  // never across a page: all or nothing
     void *nul = memchr(s + n, 0, chunk);
     if (nul) return (size_t)((char *)nul - s);
     n += chunk;
@@ -129,12 +127,14 @@ static uint32_t put_contexts(uintptr_t d) {
   return own;
 }
 
-struct item { uintptr_t ptr; uint8_t descriptor; };  // metadata, or a protocol's descriptor
+// What a pending node stands for.
+enum { ITEM_METADATA = 0, ITEM_DESCRIPTOR = 1, ITEM_VALUE = 2, ITEM_NONE = 3 };
+struct item { uintptr_t ptr; uint8_t what; };
 static struct item pending[MAX_PENDING];
 static size_t npending;
 
-static void push(uintptr_t ptr, uint8_t descriptor) {
-  if (npending < MAX_PENDING) pending[npending++] = (struct item){ptr, descriptor};
+static void push(uintptr_t ptr, uint8_t what) {
+  if (npending < MAX_PENDING) pending[npending++] = (struct item){ptr, what};
 }
 
 // Pushes `count` children read from `count` words at `at`, `stride` bytes apart, last first
@@ -144,7 +144,7 @@ static void push_words(uintptr_t at, size_t count, size_t stride) {
   for (size_t i = count; i-- > 0;) {
     uintptr_t word = 0;
     hl_safe_read(at + i * stride, &word, sizeof word);
-    push(word, 0);
+    push(word, ITEM_METADATA);
   }
 }
 
@@ -174,21 +174,32 @@ static void put_nominal(uintptr_t md, uintptr_t desc, uint64_t kind) {
   uint8_t param[MAX_ARGS];
   if (params && !hl_safe_read(desc + header + 8, param, params)) params = 0;
   put_varint(params);
-  // Key type parameters take the argument slots in order; any other gets no name.
-  uintptr_t slots[MAX_ARGS];
+  // Key parameters take the argument slots in order: a type's metadata, a value (`let n: Int`)
+  // or a pack. A pack, or a parameter fixed by a same-type requirement, gets no name.
+  struct item slots[MAX_ARGS];
   size_t used = 0;
   for (uint32_t i = 0; i < params; i++) {
-    slots[i] = 0;
-    if ((param[i] & 0x80) && (param[i] & 0x3F) == 0)
-      hl_safe_read(args + 8 * used, &slots[i], 8);
-    if (param[i] & 0x80) used++;
+    uintptr_t word = 0;
+    int key = (param[i] & 0x80) != 0, kind = param[i] & 0x3F;
+    if (key && (kind == 0 || kind == 2)) hl_safe_read(args + 8 * used, &word, 8);
+    slots[i] = (struct item){word, kind == 2 ? ITEM_VALUE : kind == 0 ? ITEM_METADATA : ITEM_NONE};
+    used += key;
   }
-  for (uint32_t i = params; i-- > 0;) push(slots[i], 0);
+  for (uint32_t i = params; i-- > 0;) push(slots[i].ptr, slots[i].what);
 }
 
 static void put_node(struct item it) {
-  if (it.descriptor) {
+  if (it.what == ITEM_DESCRIPTOR) {
     put_nominal(0, it.ptr, 0);
+    return;
+  }
+  if (it.what == ITEM_VALUE) {
+    put_u8(TN_VALUE);
+    put_varint(((uint64_t)it.ptr << 1) ^ (uint64_t)((int64_t)it.ptr >> 63));
+    return;
+  }
+  if (it.what == ITEM_NONE) {
+    put_u8(TN_ELIDED);
     return;
   }
   uint64_t m[3];
@@ -213,7 +224,7 @@ static void put_node(struct item it) {
     put_u8(TN_FUNCTION);
     put_varint(m[1] & 0xFFFFFFFF);
     put_varint(n);
-    push((uintptr_t)m[2], 0);
+    push((uintptr_t)m[2], ITEM_METADATA);
     push_words(it.ptr + 3 * 8, n, 8);
   } else if (kind == 0x303) {  // existential: flags, protocol count, [superclass], protocols
     uint32_t flags = (uint32_t)m[1], n = (uint32_t)(m[1] >> 32);
@@ -227,12 +238,12 @@ static void put_node(struct item it) {
     for (uint32_t i = n; i-- > 0;) {
       uintptr_t proto = 0;
       hl_safe_read(list + 8 * i, &proto, sizeof proto);
-      push(proto & ~(uintptr_t)1, 1);
+      push(proto & ~(uintptr_t)1, ITEM_DESCRIPTOR);
     }
-    if (super) push((uintptr_t)m[2], 0);
+    if (super) push((uintptr_t)m[2], ITEM_METADATA);
   } else if (kind == 0x304 || kind == 0x306) {  // metatype, existential metatype
     put_u8(TN_METATYPE);
-    push((uintptr_t)m[1], 0);
+    push((uintptr_t)m[1], ITEM_METADATA);
   } else {
     put_u8(TN_OTHER);
     put_varint(kind);
@@ -242,7 +253,7 @@ static void put_node(struct item it) {
 void hl_swift_emit_type(struct hl_buffer *b, uint32_t category, uintptr_t metadata) {
   pos = 0;
   npending = 0;
-  push(metadata, 0);
+  push(metadata, ITEM_METADATA);
   // Every pending child still needs one byte, so the tree stays whole when the budget ends.
   for (int nodes = 0; npending; nodes++) {
     struct item it = pending[--npending];

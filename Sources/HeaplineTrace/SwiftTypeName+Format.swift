@@ -44,6 +44,8 @@ extension SwiftTypeName {
       return "(unreadable type)"
     case .elided:
       return "…"
+    case .value(let value):
+      return String(value)
     }
   }
 

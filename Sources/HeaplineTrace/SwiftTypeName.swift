@@ -22,6 +22,8 @@ indirect enum SwiftTypeName: Equatable {
   case other(kind: UInt64)
   case unreadable
   case elided
+  /// A value generic argument: the 3 of `InlineArray<3, Int>`.
+  case value(Int64)
 
   /// The shim stops at 64 nodes; a record deeper than this is not the shim's.
   static let maximumDepth = 64
@@ -76,6 +78,7 @@ indirect enum SwiftTypeName: Equatable {
     case 6: return .other(kind: try cursor.readVarint())
     case 7: return .unreadable
     case 8: return .elided
+    case 9: return .value(try cursor.readSignedVarint())
     default: throw ChunkCursor.MalformedRecord(detail: "unknown Swift type node \(kind)")
     }
   }

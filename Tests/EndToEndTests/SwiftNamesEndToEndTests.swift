@@ -22,6 +22,9 @@ import Testing
     ("heapline_leak_fixture.Box<(Swift.Int, name: Swift.String)>", 20, 20 * 40),
     ("heapline_leak_fixture.Box<(Swift.Int) -> Swift.Int>", 21, 21 * 32),
     ("heapline_leak_fixture.Box<Any>", 22, 22 * 48),
+    ("heapline_leak_fixture.Box<Swift.InlineArray<3, Swift.Int>>", 23, 23 * 40),
+    ("heapline_leak_fixture.Box<Any.Type>", 24, 24 * 24),
+    ("heapline_leak_fixture.Box<heapline_leak_fixture.Shape>", 25, 25 * 56),
     ("Swift._ContiguousArrayStorage<Swift.Int16>", 7, 7 * (32 + 200)),
   ]
 
@@ -50,7 +53,7 @@ import Testing
     // And the names are the runtime's own (the program prints `String(reflecting:)` and how
     // many it kept), except that a private type's holds an address and ours does not
     let printed = result.stdout.split(separator: "\n").map { $0.split(separator: "\t") }
-    #expect(printed.count == 13)
+    #expect(printed.count == 16)
     for line in printed {
       let name = String(line[1])
       let category = name.replacing(/\(unknown context at \$[0-9a-f]+\)\./, with: "")

@@ -57,6 +57,9 @@ final class Sub<U>: Base<Int> {
   }
 }
 
+protocol Shape {}
+extension Int: Shape {}
+
 /// 24 bytes; file-private, so the runtime's own name for it holds an address.
 private final class Secret { var s = 0 }
 
@@ -90,6 +93,9 @@ nonisolated(unsafe) var namePrinters: [() -> Void] = []
   keep(20) { Box(($0, name: "tuple")) }
   keep(21) { i in Box<(Int) -> Int>({ $0 + i }) }  // and 21 closure contexts
   keep(22) { _ in Box<Any>(1) }
+  keep(23) { _ in Box(InlineArray<3, Int>(repeating: 7)) }  // a value generic argument
+  keep(24) { _ in Box<Any.Type>(Int.self) }  // an existential metatype
+  keep(25) { _ in Box<any Shape>(1) }  // a protocol existential
   for i in 0..<7 { keptArrays.append([Int16](repeating: Int16(i), count: 100)) }
   // The runtime's names are asked for only now, after time enough for a shim that named types
   // through the runtime (HEAPLINE_SAMPLE_MS=10: every 0.5 s) to fill the runtime's name cache
