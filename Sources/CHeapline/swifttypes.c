@@ -1,28 +1,19 @@
 // Swift objects get their class's name as category. A Swift object starts at its malloc block
 // and its first word is its metadata, written by swift_allocObject after malloc returns, so the
-// hook reads it at the thread's next call (events.c). Nothing here calls the Swift runtime from
-// a hook: the runtime may hold its own locks while it mallocs. Names are asked for later, from
-// the shim's own thread, through swift_getTypeName.
+// hook reads it at the thread's next call (events.c). Nothing here calls the Swift runtime: from
+// a hook it may deadlock on the runtime's own locks, and from anywhere it allocates in the
+// program's heap, untraced (issue 9). A new class is described later, from the shim's own
+// thread, by a SWIFT_TYPE record (swiftnames.c) that the reader names.
 #include <dlfcn.h>
-#include <stdbool.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "internal.h"
+#include "swiftnames.h"
 
 // Swift's MetadataKind values for heap objects (swift/ABI/MetadataKind.def).
 enum { MK_CLASS = 0, MK_HEAP_LOCAL = 0x400, MK_GENERIC_BOX = 0x500, MK_ERROR = 0x501,
        MK_TASK = 0x502, MK_JOB = 0x503, CD_KIND_CLASS = 16 };
 
-struct hl_type_name { const char *data; size_t length; };
-#if __has_attribute(swiftcall)
-typedef struct hl_type_name (*hl_get_type_name)(const void *, bool) __attribute__((swiftcall));
-#else
-typedef struct hl_type_name (*hl_get_type_name)(const void *, bool);  // same registers on x86-64
-#endif
-
 int hl_swift_present;
-static hl_get_type_name hl_type_name_fn;
 
 enum { HL_TYPES = 1 << 15, HL_NOT_SWIFT = 0xFFFFFFFFu };
 struct hl_type {
@@ -38,19 +29,13 @@ static uint32_t hl_classes_named;
 
 void hl_swift_init(void) {
   if (!hl_types) hl_types = hl_map(HL_TYPES * sizeof *hl_types);
-  hl_type_name_fn = (hl_get_type_name)dlsym(RTLD_DEFAULT, "swift_getTypeName");
-  hl_swift_present = hl_types && hl_type_name_fn;
-}
-
-// Reads memory that may not be mapped: the kernel checks, so a stray word cannot crash us.
-static int safe_read(uintptr_t addr, void *out, size_t n) {
-  struct iovec local = {out, n}, remote = {(void *)addr, n};
-  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+  // Only to know that the runtime is loaded: its functions are never called.
+  hl_swift_present = hl_types && dlsym(RTLD_DEFAULT, "swift_allocObject");
 }
 
 static int plausible_class(uintptr_t md, uint64_t size) {
   uint64_t m[6];
-  if (!safe_read(md, m, sizeof m)) return 0;
+  if (!hl_safe_read(md, m, sizeof m)) return 0;
   uint32_t instance_size = (uint32_t)m[3];
   uint16_t align_mask = (uint16_t)(m[3] >> 32);
   uintptr_t descriptor = (uintptr_t)m[5];
@@ -58,12 +43,12 @@ static int plausible_class(uintptr_t md, uint64_t size) {
       !descriptor)
     return 0;
   uint32_t flags;
-  return safe_read(descriptor, &flags, sizeof flags) && (flags & 0x1F) == CD_KIND_CLASS;
+  return hl_safe_read(descriptor, &flags, sizeof flags) && (flags & 0x1F) == CD_KIND_CLASS;
 }
 
 HL_HOOK static uint32_t examine(struct hl_buffer *b, uintptr_t md, uint64_t size) {
   uint64_t kind;
-  if (!safe_read(md, &kind, sizeof kind)) return 0;
+  if (!hl_safe_read(md, &kind, sizeof kind)) return 0;
   switch (kind) {
   case MK_CLASS:
     return plausible_class(md, size) ? hl_category_register(b, HL_CAT_SWIFT_CLASS, "", 0) : 0;
@@ -121,10 +106,8 @@ void hl_swift_name_pending(struct hl_buffer *b) {
   for (; hl_classes_named < n; hl_classes_named++) {
     uint32_t i = hl_classes_named;
     uint64_t kind;
-    if (!safe_read(hl_classes[i], &kind, sizeof kind) || kind != MK_CLASS) continue;
-    struct hl_type_name name = hl_type_name_fn((const void *)hl_classes[i], true);
-    if (name.data && name.length) hl_emit_category(b, hl_class_ids[i], HL_CAT_SWIFT_CLASS,
-                                                   name.data, name.length);
+    if (hl_safe_read(hl_classes[i], &kind, sizeof kind) && kind == MK_CLASS)
+      hl_swift_emit_type(b, hl_class_ids[i], hl_classes[i]);
   }
 }
 

@@ -120,6 +120,8 @@ extension ChunkCursor {
       let kind = CategoryKind(rawValue: try cursor.readUInt8())
       let name = String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self)
       metadata.addCategory(CategoryInfo(id: id, kind: kind, name: name))
+    case .swiftType:
+      metadata.addCategory(try SwiftTypeName.decode(from: &cursor, modules: metadata))
     case .module:
       metadata.addModule(try decodeModule())
     case .leakScan, .leakBlock, .leakEdge:

@@ -52,6 +52,7 @@ enum RecordTag: UInt8 {
   case rss = 0x06
   case mark = 0x07
   case lost = 0x08
+  case swiftType = 0x09
   case leakScan = 0x10
   case leakBlock = 0x11
   case leakEdge = 0x12

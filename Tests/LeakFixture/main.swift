@@ -3,6 +3,7 @@
 //                                     String, an enum payload, a Dictionary and an object with
 //                                     weak references, then checks for leaks through the C API
 //   heapline-leak-fixture foundation  uses Foundation and Dispatch, leaks nothing, checks
+//   heapline-leak-fixture names       keeps Swift classes with nested and generic names (NamedTypes.swift)
 //   heapline-leak-fixture threads     leaks one cycle, then three threads churn objects for
 //                                     0.6 s while the recorder scans on a timer and a signal
 //   heapline-leak-fixture referee     Referee.swift: the program memcheck and heaptrack referee
@@ -192,7 +193,9 @@ case "threads":
   churnWithThreads()
 case "referee":
   runReferee()
+case "names":
+  makeNamedTypes()
 default:
-  print("usage: heapline-leak-fixture cycles|foundation|threads|referee")
+  print("usage: heapline-leak-fixture cycles|foundation|threads|referee|names")
   exit(2)
 }
