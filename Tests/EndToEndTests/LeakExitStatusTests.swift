@@ -90,13 +90,17 @@ import Testing
     #expect(ungated.status == 1)
   }
 
-  @Test func anUnknownFailOnValueIsAOneLineError() throws {
+  @Test func anUnknownFailOnValueIsAUsageError() throws {
     let trace = try recordClean()
     let result = try Referees.run(Harness.heapline, ["leaks", trace, "--fail-on", "maybe"])
-    #expect(result.status == 2)
+    // A usage error, as every command's: 64, the one-line reason first, then the usage line
+    #expect(result.status == 64)
+    let lines = result.stderr.split(separator: "\n")
     #expect(
-      result.stderr == "heapline: The value 'maybe' is invalid for '--fail-on <kind>'. Please"
-        + " provide one of 'definitely' and 'possibly'.\n")
+      lines.first == "heapline: The value 'maybe' is invalid for '--fail-on <kind>'. Please"
+        + " provide one of 'definitely' and 'possibly'.")
+    #expect(lines.contains { $0.hasPrefix("Usage: heapline leaks") })
+    #expect(lines.last?.contains("See 'heapline leaks --help'") == true)
   }
 
   @Test func aBinarySuppressionsFileIsAOneLineError() throws {
