@@ -83,8 +83,14 @@ static void hl_end(int reason) {
   atomic_store(&hl_state, HL_OFF);
 }
 
+static _Atomic int hl_probing, hl_probe_seen;  // hl_owns_malloc's test call
+
 // The first hook call of the process, which may come before any constructor has run.
 void hl_lazy_init(void) {
+  if (atomic_load(&hl_probing)) {  // hl_owns_malloc's own call: it came here, so it is ours
+    atomic_store(&hl_probe_seen, 1);
+    return;
+  }
   static _Atomic int once;
   if (atomic_exchange(&once, 1)) return;  // another call is initializing: it goes untraced
   hl_tls.guard++;
@@ -111,12 +117,15 @@ void hl_lazy_init(void) {
 // True when the process's malloc is this copy's. A program that links the shim itself (a Swift
 // program using the Heapline module) and also runs with the preload library holds two copies;
 // only the one whose hooks the process calls may record, or both would write the same trace.
+// The test is a call: asking where `malloc` is would not do, since a non-PIE executable (Debian's
+// python3) answers with its own PLT entry, which leads to this copy's hooks all the same.
 static int hl_owns_malloc(void) {
-  Dl_info mine, used;
-  void *process_malloc = dlsym(RTLD_DEFAULT, "malloc");
-  if (!process_malloc || !dladdr((void *)hl_fork_child, &mine) || !dladdr(process_malloc, &used))
-    return 1;
-  return mine.dli_fbase == used.dli_fbase;
+  atomic_store(&hl_probing, 1);  // from here, a call to this copy's hooks is noted, nothing else
+  void *(*process_malloc)(size_t) = (void *(*)(size_t))dlsym(RTLD_DEFAULT, "malloc");
+  void (*process_free)(void *) = (void (*)(void *))dlsym(RTLD_DEFAULT, "free");
+  if (process_malloc && process_free) process_free(process_malloc(16));
+  atomic_store(&hl_probing, 0);
+  return atomic_load(&hl_probe_seen) || !process_malloc;
 }
 
 __attribute__((constructor)) static void hl_constructor(void) {

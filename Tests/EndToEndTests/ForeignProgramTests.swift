@@ -27,6 +27,23 @@ import Testing
     #expect(stats.categories.reduce(0) { $0 + $1.persistentBytes } == stats.totals.liveBytes)
   }
 
+  /// Debian's python3 is a non-PIE executable: asked where `malloc` is, the loader names its
+  /// PLT entry, not the shim, though calls do reach the shim. It must be traced all the same.
+  @Test func debiansNonPIEPython3IsTraced() throws {
+    let python = "/usr/bin/python3"
+    guard FileManager.default.isExecutableFile(atPath: python) else { return }
+    let dir = try Harness.temporaryDirectory()
+    let trace = dir.appendingPathComponent("debian-python.trace")
+    let script = "kept = [bytearray(3_000_000) for _ in range(5)]"
+    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace.path, "--", python, "-c", script])
+    #expect(result.status == 0)
+    #expect(!result.stderr.contains("did not load the preload library"))
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    let big = try #require(stats.category(named: "Malloc 3.00 MiB"))
+    #expect(big.totalCount == 5)
+    #expect(big.totalBytes == 5 * 3_000_001)
+  }
+
   @Test func sqlite3OutputPassesThroughUnchanged() throws {
     let dir = try Harness.temporaryDirectory()
     let trace = dir.appendingPathComponent("sqlite.trace")
