@@ -168,13 +168,18 @@ int heapline_start(const char *path, unsigned depth) {
   return err;
 }
 
+// A recording whose write failed has stopped recording already (STOPPING): stopping it finishes
+// the stop, so that the next start can begin, and returns the write's errno.
 int heapline_stop(void) {
   hl_spin_lock(&hl_control_lock);
-  int err = atomic_load(&hl_state) == HL_ON ? 0 : EINVAL;
+  int state = atomic_load(&hl_state);
+  int failed = state == HL_STOPPING ? hl_writer_failed() : 0;
+  int err = state == HL_ON || failed ? 0 : EINVAL;
   if (!err) {
     hl_tls.guard++;
     hl_end(HL_END_API);
     hl_tls.guard--;
+    err = failed ? failed : hl_writer_failed();
   }
   hl_spin_unlock(&hl_control_lock);
   return err;

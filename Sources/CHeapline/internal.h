@@ -160,7 +160,7 @@ int hl_writer_open(const char *path, int in_process);
 void hl_writer_chunk(int kind, struct hl_buffer *b, uint64_t base_time, const uint8_t *raw,
                      uint32_t len);
 void hl_writer_close(int reason);
-int hl_writer_failed(void);
+int hl_writer_failed(void);  // the errno of the write that failed, 0 when none did
 void hl_writer_abandon(void);  // in a fork child: close without writing
 
 // shared.c: where buffers live, and what `heapline record` reads after the process has died.

@@ -91,8 +91,11 @@ static int check_descriptor(void) {
   return 0;
 }
 
+static int hl_fail_errno;
+
 static void hl_fail(int err) {
   if (atomic_exchange(&hl_failed, 1)) return;
+  hl_fail_errno = err;
   if (hl_fd >= 0 && ftruncate(hl_fd, (off_t)last_commit()->offset) != 0) {
     /* the reader stops at the torn chunk */
   }
@@ -101,7 +104,8 @@ static void hl_fail(int err) {
   hl_log("trace write failed, recording stopped: ", strerror(err));
 }
 
-int hl_writer_failed(void) { return atomic_load(&hl_failed); }
+// The errno of the write that failed, 0 when none has.
+int hl_writer_failed(void) { return atomic_load(&hl_failed) ? hl_fail_errno : 0; }
 
 int hl_writer_open(const char *path, int in_process) {
   size_t len = strlen(path);

@@ -3,6 +3,7 @@
 // line per case:
 //   throwing: threw <error>
 //   fulldisk: failed: <error>
+//   then: recorded <N>          (a second recording, with room again, of 100 blocks)
 // `heapline-record-fixture CASE` runs `throwing` (the body throws) or `fulldisk` (64 KiB file
 // size limit, SIGXFSZ ignored so writes fail with EFBIG, while 200,000 blocks are kept).
 import Heapline
@@ -41,7 +42,16 @@ func run(_ name: String) -> String {
       }
       return "fulldisk: no error"
     } catch {
-      return "fulldisk: failed: \(error)"
+      // Then, with room again, the next recording in this process works
+      var unlimited = rlimit(rlim_cur: rlim_t.max, rlim_max: rlim_t.max)
+      setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &unlimited)
+      let again = Result {
+        try Heapline.record {
+          Heapline.category("again") { for _ in 0..<100 { kept.append(malloc(100)!) } }
+        }
+      }
+      let count = (try? again.get())?.statistics.category(named: "again")?.persistentCount
+      return "fulldisk: failed: \(error)\nthen: \(count.map { "recorded \($0)" } ?? "\(again)")"
     }
   default:
     return "unknown case \(name)"
