@@ -164,6 +164,12 @@ import Testing
     #expect(kept.totalCount == 10)
     let report = try LeakReport.read(path: trace.path, scan: nil, symbolizer: nil)
     #expect(report.scan.trigger == .exit)
+    // The worker's 4 blocks of 24 bytes that nothing points to: memcheck finds them definitely
+    // lost; the exit scan still finds something pointing to them once the main thread is gone
+    // (roots, not stopping: the signal path agrees). Fails as "known issue not recorded" once fixed.
+    withKnownIssue("the exit scan misses blocks lost after the main thread's pthread_exit") {
+      #expect(report.definitelyLost == LeakAmount(blocks: 4, bytes: 96))
+    }
   }
 }
 
