@@ -21,12 +21,15 @@ static _Atomic int hl_running;
 static int hl_started;
 static unsigned hl_tick_ms = 100;
 struct hl_buffer *hl_sampler_buffer;  // the shim's own buffer, thread serial 0
-static int hl_statm = -1;
 
+// Opened for each sample: a descriptor held all run would be one the program cannot have. The
+// calling thread's view, not /proc/self's: that is the main thread's, which has no memory left to
+// show once it has called pthread_exit (every field 0 while the other threads run on).
 uint64_t hl_read_rss(void) {
-  if (hl_statm < 0) hl_statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  int fd = open("/proc/thread-self/statm", O_RDONLY | O_CLOEXEC);
   char text[128];
-  ssize_t n = hl_statm < 0 ? -1 : pread(hl_statm, text, sizeof text - 1, 0);
+  ssize_t n = fd < 0 ? -1 : pread(fd, text, sizeof text - 1, 0);
+  if (fd >= 0) close(fd);
   if (n <= 0) return 0;
   text[n] = 0;
   const char *p = text;
