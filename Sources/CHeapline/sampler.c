@@ -22,9 +22,11 @@ static int hl_started;
 static unsigned hl_tick_ms = 100;
 struct hl_buffer *hl_sampler_buffer;  // the shim's own buffer, thread serial 0
 
-// Opened for each sample: a descriptor held all run would be one the program cannot have.
+// Opened for each sample: a descriptor held all run would be one the program cannot have. The
+// calling thread's view, not /proc/self's: that is the main thread's, which has no memory left to
+// show once it has called pthread_exit (every field 0 while the other threads run on).
 uint64_t hl_read_rss(void) {
-  int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  int fd = open("/proc/thread-self/statm", O_RDONLY | O_CLOEXEC);
   char text[128];
   ssize_t n = fd < 0 ? -1 : pread(fd, text, sizeof text - 1, 0);
   if (fd >= 0) close(fd);
