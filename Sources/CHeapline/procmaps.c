@@ -1,5 +1,7 @@
-// /proc/self/maps, read with raw system calls and parsed into an array from mmap: the scan reads
-// it while the world is stopped, when stdio and malloc may be locked by a stopped thread.
+// The process's maps, read with raw system calls and parsed into an array from mmap: the scan
+// reads them while the world is stopped, when stdio and malloc may be locked by a stopped thread.
+// Through /proc/thread-self: /proc/self is the main thread, whose maps read empty once it has
+// called pthread_exit while the other threads run on.
 #include <fcntl.h>
 #include <sys/uio.h>
 #include <string.h>
@@ -51,7 +53,7 @@ static void parse_line(const char *p, const char *end, struct hl_vec *out) {
 
 int hl_maps_read(struct hl_vec *out) {
   hl_vec_init(out, sizeof(struct hl_mapping));
-  long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  long fd = syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 1;
   struct hl_vec text;
   hl_vec_init(&text, 1);

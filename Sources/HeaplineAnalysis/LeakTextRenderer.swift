@@ -65,7 +65,7 @@ public struct LeakTextRenderer: LeakReportRenderer {
     )
     if scan.threadsUnresponsive > 0 {
       lines.append(
-        "  \(scan.threadsUnresponsive) thread(s) did not stop (they block signals): their"
+        "  \(scan.threadsUnresponsive) thread(s) did not stop in time: their"
           + " stacks were scanned whole, without their registers")
     }
     if !scan.isComplete {

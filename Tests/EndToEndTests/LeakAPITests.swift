@@ -14,7 +14,7 @@ import Testing
   @Test func expectNoLeaksAndCheckLeaksReportExactlyWhatLeaked() throws {
     // Each case in a process of its own (the fixture says why)
     var lines: [String] = []
-    for name in ["strong", "weak", "ten", "elsewhere", "mixed", "check"] {
+    for name in ["strong", "weak", "ten", "elsewhere", "mixed", "check", "unrecorded"] {
       let result = try Harness.run(Self.fixture, [name])
       #expect(result.status == 0, "\(name) stderr: \(result.stderr)")
       lines += result.stdout.split(separator: "\n").map(String.init)
@@ -37,6 +37,9 @@ import Testing
         // checkLeaks in a recording, and the recording's report of that scan
         "check: scan 1 lost 7520/40 possibly 0/0",
         "recording: scan 1 api \(cycle) | instances 10 | definitely 6080/30 | indirectly 1440/10 | possibly 0/0",
+        // checkLeaks with nothing recording
+        "unrecorded: no recording is running: check for leaks inside Heapline.record { }, or in a"
+          + " program that `heapline record` runs",
       ])
   }
 }

@@ -168,13 +168,9 @@ import Testing
     #expect(lastRSS >= stats.totals.liveBytes, "last RSS \(lastRSS) B")
     let report = try LeakReport.read(path: trace.path, scan: nil, symbolizer: nil)
     #expect(report.scan.trigger == .exit)
-    // The worker's 4 blocks of 24 bytes that nothing points to: memcheck finds them definitely
-    // lost. The scan does not yet: procmaps.c reads /proc/self/maps, empty once the main thread
-    // has gone, so every block looks unmapped and is taken as reached. Fails ("known issue not
-    // recorded") once it reads /proc/thread-self/maps.
-    withKnownIssue("the exit scan misses blocks lost after the main thread's pthread_exit") {
-      #expect(report.definitelyLost == LeakAmount(blocks: 4, bytes: 96))
-    }
+    // The worker's 4 blocks of 24 bytes that nothing points to, as memcheck finds them: the
+    // scan reads the calling thread's maps (/proc/self's are empty once the main thread has gone)
+    #expect(report.definitelyLost == LeakAmount(blocks: 4, bytes: 96))
   }
 }
 

@@ -154,8 +154,12 @@ final class SpawnedChild: @unchecked Sendable {
 
     fileprivate func start(_ work: @escaping @Sendable () -> Data) {
       group.enter()
-      let index = results.count
-      results.append(Data())
+      // Under the lock: a reader started before may be storing its result meanwhile, and an
+      // append can move the array.
+      let index = lock.withLock {
+        results.append(Data())
+        return results.count - 1
+      }
       Thread { [self] in
         let data = work()
         lock.withLock { results[index] = data }

@@ -4,7 +4,7 @@
 // address, and a conservative scan takes those for pointers. One line per case:
 //   <case>: <kind> <name> | instances N | definitely B/b | indirectly B/b | possibly B/b
 // `heapline-api-fixture CASE...` runs the cases named (strong, weak, ten, elsewhere, mixed,
-// check), each once; with none, all of them. The tests run each case in a process of its own:
+// check, unrecorded), each once; with none, all of them. The tests run each case in a process of its own:
 // a report symbolizes its stacks with a child process, and Foundation's Process starts a
 // thread that stays, whose stack holds stale words that may point into a later case's blocks.
 import Foundation
@@ -151,5 +151,16 @@ if runs("check") {
     print("recording: scan \(report.scan.id) \(report.scan.trigger) \(describe(report))")
   } catch {
     print("recording: error \(error)")
+  }
+}
+
+// Heapline.checkLeaks with no recording running: an error, not a scan. Here, in a process of its
+// own, no other test can be recording meanwhile.
+if runs("unrecorded") {
+  do {
+    let check = try Heapline.checkLeaks()
+    print("unrecorded: scanned \(check.scan)")
+  } catch {
+    print("unrecorded: \(error)")
   }
 }
