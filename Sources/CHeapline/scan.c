@@ -16,6 +16,7 @@
 //    word is decoded and counts as a pointer to the side table;
 //  - a side table (HeapObjectSideTableEntry) holds its object's address in its word 0: that is
 //    what weak references reach the object through, so it does not keep the object alive.
+#include <malloc.h>
 #include <string.h>
 
 #include "leakscan.h"
@@ -141,10 +142,15 @@ static void scan_clipped(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
   }
 }
 
+// A block's contents run to the end of what malloc gave, not of what was asked for: Swift's
+// array storage asks malloc_usable_size and keeps elements in the rest (an Array of 7 Arrays
+// asks for 80 bytes, gets 88, and keeps its 7th element in bytes 80 to 87). Every block in the
+// index is a live glibc chunk, held so by the live table's locks, so its header can be read.
 static void scan_block(struct hl_scan *s, uint32_t j) {
   const struct hl_sblock *b = &s->ix.blocks[j];
   const uint64_t *w = (const uint64_t *)(uintptr_t)b->addr;
-  const uint64_t *end = (const uint64_t *)(uintptr_t)((b->end + 7) & ~7ull);
+  uint64_t usable = b->addr + malloc_usable_size((void *)(uintptr_t)b->addr);
+  const uint64_t *end = (const uint64_t *)(uintptr_t)(((usable > b->end ? usable : b->end) + 7) & ~7ull);
   if (w < end) {
     int interior;
     int64_t t = target(s, w[0], &interior);

@@ -75,6 +75,17 @@ import Testing
     #expect(try Harness.heapline(["leaks", trace.path]).status == 0)
   }
 
+  /// An array's storage keeps elements in the slack that malloc gave beyond what it asked for:
+  /// the scan reads it, and the seventh array is not taken for lost.
+  @Test func whatArraysKeepInMallocsSlackIsReached() throws {
+    let (trace, result) = try record("slack")
+    #expect(result.status == 0)
+    #expect(result.stdout == "arrays 7, storage 7\n")
+    let report = try LeakReport.read(path: trace.path, scan: nil, symbolizer: nil)
+    #expect(report.groups.isEmpty, "\(report.groups.map(\.name))")
+    #expect(try Harness.heapline(["leaks", trace.path]).status == 0)
+  }
+
   @Test func scansWhileThreadsRunFindTheSameLeakEveryTime() throws {
     // Given a program that leaks one cycle, then runs three threads that make and drop objects
     // for 0.6 s, sends itself the leak signal meanwhile, and is scanned every 50 ms
