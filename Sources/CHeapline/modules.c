@@ -82,12 +82,17 @@ static int peek_generation(struct dl_phdr_info *info, size_t size, void *arg) {
   return 1;  // the counters are the same in every entry: one is enough
 }
 
-// Cheap when nothing changed: glibc counts loads and unloads for us.
+// Cheap when nothing changed: glibc counts loads and unloads for us. The shim's thread calls it,
+// and so do program threads at dlopen and dlclose (dl.c): one at a time.
 void hl_modules_emit_if_changed(struct hl_buffer *b, int force) {
+  static _Atomic int lock;
+  hl_spin_lock(&lock);
   unsigned long long generation = 0;
   dl_iterate_phdr(peek_generation, &generation);
-  if (!force && generation == hl_seen_generation) return;
-  struct hl_walk w = {.b = b, .first = 1};
-  dl_iterate_phdr(emit_module, &w);
-  hl_seen_generation = generation;
+  if (force || generation != hl_seen_generation) {
+    struct hl_walk w = {.b = b, .first = 1};
+    dl_iterate_phdr(emit_module, &w);
+    hl_seen_generation = generation;
+  }
+  hl_spin_unlock(&lock);
 }

@@ -115,6 +115,26 @@ import Testing
     #expect(stats.totals.liveBytes == 200 * 512)
   }
 
+  @Test func aLibraryLoadedAndClosedAtOnceIsStillNamed() throws {
+    // Given a library that a host dlopens, calls and dlcloses within a millisecond or so
+    let dir = try Harness.temporaryDirectory()
+    let library = dir.appendingPathComponent("libplugin.so").path
+    let built = try Harness.run(
+      "/usr/bin/env",
+      ["cc", "-g", "-shared", "-fPIC", "-o", library, Harness.fixtures.appendingPathComponent("plugin.c").path])
+    try #require(built.status == 0, "\(built.stderr)")
+    let host = try Harness.fixture("pluginhost", in: dir)
+    let trace = dir.appendingPathComponent("plugin.trace")
+    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace.path, "--", host, library])
+    #expect(result.status == 0)
+    // Its 100 blocks are there, and their frames are named from the library's symbols
+    let stats = try statistics(trace)
+    #expect(stats.category(named: "Malloc 4.00 KiB")?.persistentCount == 100)
+    #expect(stats.modules.contains { $0.path == library })
+    let report = try Harness.heapline(["report", trace.path])
+    #expect(report.stdout.contains("#0 plugin_make  \(Harness.fixtures.path)/plugin.c:4  (libplugin.so)"))
+  }
+
   @Test func depthLimitsEveryStack() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("blocks", in: dir)

@@ -1,0 +1,32 @@
+// dlopen and dlclose: the module map is written when a library comes, and checked once more just
+// before it goes, so that the frames of a library that came and went between two of the shim's
+// periodic looks (every 5 s) are still named offline.
+#include <dlfcn.h>
+
+#include "internal.h"
+
+static void note_modules(void) {
+  if (atomic_load(&hl_state) != HL_ON || hl_tls.internal || hl_tls.guard) return;
+  hl_enter();
+  struct hl_buffer *b = hl_acquire();
+  if (b) {
+    hl_modules_emit_if_changed(b, 0);
+    hl_release(b);
+  }
+  hl_leave();
+}
+
+void *dlopen(const char *file, int mode) {
+  static void *(*next)(const char *, int);
+  if (!next) next = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+  void *handle = next(file, mode);
+  if (handle) note_modules();
+  return handle;
+}
+
+int dlclose(void *handle) {
+  static int (*next)(void *);
+  if (!next) next = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+  note_modules();  // while the library is still loaded, and so still in the map
+  return next(handle);
+}
