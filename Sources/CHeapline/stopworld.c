@@ -179,10 +179,18 @@ static void wait_for_answers(uint32_t gen) {
     }
     checked |= check;
     if (!waiting) return;
-    if (now - start > HL_ANSWER_NS) {
-      for (uint32_t u = 0; u < hl_used_count; u++)
-        if (!hl_slots[hl_used[u]].stopped) hl_slots[hl_used[u]].stopped = HL_THREAD_UNRESPONSIVE;
-      return;
+    // Past the deadline, a thread that is runnable has only not been given a core yet (a loaded
+    // machine): it keeps waiting until the whole stop's deadline. One that sleeps in the kernel
+    // without answering will not answer.
+    if (now - start > HL_ANSWER_NS && round % 64 == 0) {
+      int runnable = 0;
+      for (uint32_t u = 0; u < hl_used_count; u++) {
+        struct hl_thread_state *t = &hl_slots[hl_used[u]];
+        if (t->stopped) continue;
+        if (now - start < HL_WORLD_NS && hl_task_state(getpid(), t->tid) == 'R') runnable++;
+        else t->stopped = HL_THREAD_UNRESPONSIVE;
+      }
+      if (!runnable) return;
     }
     if (round < 16) sched_yield();  // the others need the CPU to run their handlers
     else {
