@@ -1,6 +1,6 @@
 // Marks: named instants that split a recording into generations. They come from the API, from a
-// signal sent to the process (SIGUSR2 unless HEAPLINE_MARK_SIGNAL says otherwise; 0 turns it
-// off) and from a timer (HEAPLINE_MARK_EVERY_MS). A signal handler may not write to a buffer,
+// signal sent to the process (HEAPLINE_MARK_SIGNAL, when `--mark-signal` asks for one) and from
+// a timer (HEAPLINE_MARK_EVERY_MS). A signal handler may not write to a buffer,
 // so it only notes the time; the shim's thread writes the mark.
 #include <signal.h>
 #include <stdio.h>
@@ -27,7 +27,7 @@ static void on_mark_signal(int sig) {
 
 void hl_marks_install(void) {
   const char *sig = hl_option("HEAPLINE_MARK_SIGNAL");
-  hl_mark_signal = sig ? atoi(sig) : SIGUSR2;
+  hl_mark_signal = sig ? atoi(sig) : 0;  // none unless asked: the program's signals are its own
   hl_install_handler(hl_mark_signal, on_mark_signal);
   hl_every_ns = hl_env_ms_as_ns("HEAPLINE_MARK_EVERY_MS");
   hl_next_every_ns = hl_every_ns;

@@ -309,7 +309,7 @@ void heapline_pressure_stop_psi(void) {
 
 void hl_pressure_install(void) {
   const char *sig = hl_option("HEAPLINE_WARN_SIGNAL");
-  hl_warn_signal = sig ? atoi(sig) : SIGUSR1;
+  hl_warn_signal = sig ? atoi(sig) : 0;  // none unless asked: the program's signals are its own
   if (start_thread() != 0) return;
   if (hl_warn_signal > 0 && hl_warn_signal < NSIG) {
     struct sigaction action;

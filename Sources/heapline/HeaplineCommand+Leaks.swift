@@ -12,8 +12,8 @@ extension HeaplineCommand {
       abstract: "Report the leaks that a leak scan found in a trace.",
       discussion: """
         `heapline record` scans the program for leaks when it exits (unless --no-leaks), \
-        every --leaks-every SECONDS, and when it gets the --leaks-signal signal (SIGPWR by \
-        default); programs can also call heapline_check_leaks(). This reports the last \
+        every --leaks-every SECONDS, and when it gets the signal that --leaks-signal names; \
+        programs can also call heapline_check_leaks(). This reports the last \
         complete scan, or the one --scan names.
 
         Blocks are definitely lost (a leak starts there), indirectly lost (only lost blocks \

@@ -38,9 +38,10 @@ extension HeaplineCommand {
 
     @Option(
       help: ArgumentHelp(
-        "The signal that writes a mark when sent to the program (0 for none).",
+        "The signal that writes a mark when sent to the program (none by default: the program's "
+          + "signals stay its own unless asked; SIGUSR2 is 12).",
         valueName: "signal-number"))
-    var markSignal: Int32 = SIGUSR2
+    var markSignal: Int32 = 0
 
     @OptionGroup(title: "Memory warnings and budget")
     var memory: MemoryPressureOptions

@@ -16,9 +16,10 @@ struct LeakScanOptions: ParsableArguments {
 
   @Option(
     help: ArgumentHelp(
-      "The signal that makes the program scan for leaks when sent to it (0 for none).",
+      "The signal that makes the program scan for leaks when sent to it (none by default; "
+        + "SIGPWR is 30).",
       valueName: "signal-number"))
-  var leaksSignal: Int32 = SIGPWR
+  var leaksSignal: Int32 = 0
 
   func validate() throws {
     if let every = leaksEvery, !(every >= 0.01 && every < 1e6) {

@@ -18,10 +18,11 @@ struct MemoryPressureOptions: ParsableArguments {
 
   @Option(
     help: ArgumentHelp(
-      "The signal that raises a memory warning when sent to the program (0 for none); "
+      "The signal that raises a memory warning when sent to the program (none by default; "
+        + "SIGUSR1 is 10); "
         + "sigqueue(2) may carry the level, 1 to 3.",
       valueName: "signal-number"))
-  var warnSignal: Int32 = SIGUSR1
+  var warnSignal: Int32 = 0
 
   @Option(
     help: ArgumentHelp(

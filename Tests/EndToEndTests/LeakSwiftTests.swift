@@ -89,7 +89,7 @@ import Testing
   @Test func scansWhileThreadsRunFindTheSameLeakEveryTime() throws {
     // Given a program that leaks one cycle, then runs three threads that make and drop objects
     // for 0.6 s, sends itself the leak signal meanwhile, and is scanned every 50 ms
-    let (trace, result) = try record("threads", ["--leaks-every", "0.05"])
+    let (trace, result) = try record("threads", ["--leaks-every", "0.05", "--leaks-signal", "30"])
     #expect(result.status == 0)
     let reader = try TraceReader(path: trace.path)
     var stream = reader.events()

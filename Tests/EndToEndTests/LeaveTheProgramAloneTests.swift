@@ -23,6 +23,21 @@ import Testing
     #expect(stats.category(named: "Malloc 1008 Bytes")?.totalCount == 5000)
   }
 
+  @Test func theProgramsSignalDispositionsAreWhatTheyWouldBeUntraced() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let untraced = try Harness.run(program, ["dispositions"])
+    let trace = dir.appendingPathComponent("signals.trace").path
+    // With the exit leak scan, as by default: it stops the threads with ptrace, not a signal
+    let traced = try Harness.heapline(["record", "-o", trace, "--", program, "dispositions"])
+    #expect(traced.status == 0)
+    #expect(traced.stdout == untraced.stdout)
+    // A signal option installs the handler it asks for, and nothing else
+    let marked = try Harness.heapline(
+      ["record", "--mark-signal", "12", "-o", trace, "--", program, "dispositions"])
+    #expect(marked.stdout == untraced.stdout + "signal 12 handled\n")
+  }
+
   @Test func theShimsDescriptorsSitAtTheTopOfTheRangeCloseOnExec() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("endings", in: dir)

@@ -63,7 +63,7 @@ import Testing
   }
 
   @Test func aSignalRaisesAWarningAndSigqueueCarriesItsLevel() throws {
-    let (result, trace) = try record([], mode: ["signal"])
+    let (result, trace) = try record(["--warn-signal", String(SIGUSR1)], mode: ["signal"])
     #expect(result.status == 0, "\(result.stderr)")
     let stats = try Statistics(reader: TraceReader(path: trace.path))
     #expect(stats.memoryWarnings.map(\.warning.level) == [.warning, .critical])

@@ -10,6 +10,7 @@
 //   look                              prints the HEAPLINE_* and LD_PRELOAD variables it sees,
 //                                     and every descriptor above 2 with its number
 //   aligned                           also one aligned_alloc(24, 100), as glibc allows
+//   dispositions                      prints every signal whose disposition is not the default
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -76,6 +77,14 @@ int main(int argc, char **argv) {
         printf("fd %d cloexec %d\n", fd, (fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
     }
     if (dir) closedir(dir);
+    return 0;
+  }
+  if (!strcmp(mode, "dispositions")) {
+    for (int sig = 1; sig < 65; sig++) {
+      struct sigaction action;
+      if (sigaction(sig, NULL, &action) == 0 && action.sa_handler != SIG_DFL)
+        printf("signal %d %s\n", sig, action.sa_handler == SIG_IGN ? "ignored" : "handled");
+    }
     return 0;
   }
   if (!strcmp(mode, "aligned")) {
