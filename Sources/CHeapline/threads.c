@@ -45,6 +45,7 @@ static void hl_thread_exit(void *arg) {
   }
   if (expected != HL_BUF_FREE) {
     if (atomic_load(&hl_state) == HL_ON) {
+      hl_drain(b);  // what a signal handler deferred since the thread's last event
       hl_finish_pending_for_flush(b);
       hl_buffer_flush(b);
     }
