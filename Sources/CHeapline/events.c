@@ -53,17 +53,18 @@ HL_HOOK static void hl_record_free(struct hl_buffer *b, uint64_t addr, uint64_t 
 
 // Writes the calls that signal handlers made during this event. A handler may add more while
 // this runs: they go to the tail, which is read again each time round.
+// Once recording has stopped, only the frees are done: the program's memory is still its own.
 HL_HOOK void hl_drain(struct hl_buffer *b) {
   uint32_t head = atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed);
   while (head != atomic_load_explicit(&hl_tls.deferred_tail, memory_order_acquire)) {
     struct hl_deferred *d = &hl_tls.deferred[head % HL_DEFERRED];
-    if (d->kind == 1) {
+    if (b && atomic_load_explicit(&hl_state, memory_order_relaxed) == HL_ON) {
       hl_finish_pending(b);
-      hl_record_alloc(b, d->addr, d->size, d->time, hl_intern_pcs(b, d->pcs, d->depth),
-                      d->scope);
-    } else {
-      hl_finish_pending(b);
-      hl_record_free(b, d->addr, d->time);
+      if (d->kind == 1)
+        hl_record_alloc(b, d->addr, d->size, d->time, hl_intern_pcs(b, d->pcs, d->depth),
+                        d->scope);
+      else
+        hl_record_free(b, d->addr, d->time);
     }
     head++;
     atomic_store_explicit(&hl_tls.deferred_head, head, memory_order_release);
@@ -72,8 +73,8 @@ HL_HOOK void hl_drain(struct hl_buffer *b) {
 }
 
 // An event: the guard keeps the shim's own calls out, and a signal handler's call meanwhile is
-// deferred; hl_release writes what handlers deferred. Calls
-// deferred since the thread's last event are written first, so the buffer stays in time order.
+// deferred; hl_release writes what handlers deferred. Calls deferred since the thread's last
+// event are written first, so the buffer stays in time order.
 #define HL_EVENT(body)                      \
   do {                                      \
     hl_enter();                             \

@@ -44,8 +44,8 @@ static void hl_thread_exit(void *arg) {
     sched_yield();
   }
   if (expected != HL_BUF_FREE) {
+    hl_drain(b);  // what a signal handler deferred since the thread's last event
     if (atomic_load(&hl_state) == HL_ON) {
-      hl_drain(b);  // what a signal handler deferred since the thread's last event
       hl_finish_pending_for_flush(b);
       hl_buffer_flush(b);
     }
@@ -128,8 +128,7 @@ struct hl_buffer *hl_acquire(void) {
 // Writes what signal handlers deferred meanwhile, then lets the buffer go.
 void hl_release(struct hl_buffer *b) {
   if (HL_UNLIKELY(atomic_load_explicit(&hl_tls.deferred_tail, memory_order_relaxed) !=
-                  atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed)) &&
-      atomic_load_explicit(&hl_state, memory_order_relaxed) == HL_ON)
+                  atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed)))
     hl_drain(b);
   hl_tls.holding = 0;
   atomic_store_explicit(&b->state, HL_BUF_IDLE, memory_order_release);
