@@ -203,6 +203,7 @@ uint32_t hl_capture_stack(struct hl_buffer *b);  // unwinds the caller, returns 
 uint32_t hl_intern_pcs(struct hl_buffer *b, void *const *pcs, uint32_t n);
 void hl_stacks_init(void);
 void hl_stacks_reset(void);
+void hl_stacks_memory(uint64_t *bytes, uint64_t *cut);  // for the trailer
 // For the leak scan: the stack lock, and the pc and parent of some stack ids while it is held.
 void hl_stacks_lock(void);
 void hl_stacks_unlock(void);

@@ -58,4 +58,24 @@ import Testing
     #expect(category.persistentCount == Self.blocks)
     #expect(category.persistentBytes == Self.blocks * 64)
   }
+
+  @Test func theTrailerGivesTheStackTablesMemoryForTheFramesTheTraceHolds() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("blocks", in: dir)
+    let trace = dir.appendingPathComponent("blocks.trace").path
+    let recorded = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", program, "1000", "48", "500", "0"])
+    #expect(recorded.status == 0, "\(recorded.stderr)")
+    let reader = try TraceReader(path: trace)
+    var stream = reader.events()
+    try stream.drainMetadata()
+    // The table holds every frame the trace names, in 16-byte slots at most half full, from
+    // 2^14 slots up by doubling
+    let frames = stream.metadata.stackNodes.count
+    var slots = 1 << 14
+    while frames * 2 > slots { slots *= 2 }
+    let trailer = try #require(reader.trailer)
+    #expect(trailer.stackTableBytes == UInt32(slots * 16), "\(frames) frames")
+    #expect(trailer.stackFramesCut == 0)
+  }
 }
