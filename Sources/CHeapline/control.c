@@ -219,6 +219,13 @@ uint64_t heapline_scope_live_bytes(const char *name, uint64_t *blocks) {
   return bytes;
 }
 
+uint64_t heapline_live_table_bytes(uint64_t *blocks) {
+  uint64_t bytes, held;
+  hl_live_memory(&bytes, &held);
+  if (blocks) *blocks = held;
+  return bytes;
+}
+
 // Before the traced process execs (exec.c): finishes the trace and moves it aside as PATH.N,
 // the first N free. Returns 1 when it did.
 int hl_end_for_exec(void) {

@@ -203,6 +203,7 @@ uint32_t hl_capture_stack(struct hl_buffer *b);  // unwinds the caller, returns 
 uint32_t hl_intern_pcs(struct hl_buffer *b, void *const *pcs, uint32_t n);
 void hl_stacks_init(void);
 void hl_stacks_reset(void);
+void hl_stacks_memory(uint64_t *bytes, uint64_t *cut);  // for the trailer
 // For the leak scan: the stack lock, and the pc and parent of some stack ids while it is held.
 void hl_stacks_lock(void);
 void hl_stacks_unlock(void);
@@ -222,10 +223,15 @@ int hl_live_peek(uint64_t addr, uint32_t serial, uint64_t counter, uint64_t word
 int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category);
 uint64_t hl_live_bytes_in(uint32_t category, uint64_t *blocks);
 void hl_live_clear(void);
-// For the leak scan: every shard's lock, and a shard's slots (addr 0 is empty) while held.
+void hl_live_memory(uint64_t *bytes, uint64_t *blocks);  // what the table maps, what it holds
+// For the leak scan: every shard's lock, and while it is held the blocks, each with a reference
+// that hl_live_block_at reads back.
 void hl_live_lock_all(void);
 void hl_live_unlock_all(void);
-int hl_live_shard(int i, const struct hl_block **slots, uint32_t *capacity, uint32_t *count);
+uint64_t hl_live_count_locked(void);
+void hl_live_each_locked(void (*each)(const struct hl_block *, uint32_t ref, void *),
+                         void *context);
+void hl_live_block_at(uint32_t ref, struct hl_block *out);
 
 // categories.c: size classes, named scopes and the Swift type cache.
 uint32_t hl_size_class(uint64_t size);

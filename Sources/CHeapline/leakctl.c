@@ -57,10 +57,9 @@ static int collect(struct hl_scan *s, struct hl_result *r) {
   for (uint32_t j = 0, k = 0; j < s->ix.count; j++) {
     int lost = s->state[j] == HL_UNSEEN;
     if (!lost && s->state[j] != HL_POSSIBLE) continue;
-    uint32_t capacity, n, ref = s->ix.ref[j];
-    const struct hl_block *slots;
-    hl_live_shard((int)(ref >> 24), &slots, &capacity, &n);
-    const struct hl_block *blk = &slots[ref & 0xFFFFFF];
+    struct hl_block block;
+    hl_live_block_at(s->ix.ref[j], &block);
+    const struct hl_block *blk = &block;
     struct hl_leak_block *out = &r->blocks[k];
     *out = (struct hl_leak_block){.addr = blk->addr, .size = blk->size, .counter = blk->counter,
                                   .serial = blk->serial, .stack = blk->stack,

@@ -1,16 +1,37 @@
 // The live table: every block the recording has seen allocated and not yet freed. It is split
 // into shards, each a small open-addressing table under its own lock, so threads that free and
 // allocate at once rarely meet. Its memory comes from mmap, never from malloc.
+//
+// A slot is 24 bytes: malloc's blocks are 16-byte aligned below 2^48, so an address fits in 44
+// bits, and a thread serial, a counter, a category and a size each fit in fewer bits than their
+// full width. A block whose fields do not fit (odd address, size of 4 GiB or more, a thread past
+// the millionth, more than 2^40 allocations in one thread) goes to the shard's side table of
+// full 40-byte blocks, which stays empty in the usual program. Capacities are any integer, not
+// powers of two (a slot's home is the hash scaled to the capacity), so that a table grows by
+// half, not by double, and stays between 7/12 and 7/8 full.
 #include <string.h>
 
 #include "internal.h"
 
-enum { HL_SHARDS = 256, HL_SHARD_START = 256 };
+enum { HL_SHARDS = 256, HL_SHARD_START = 256, HL_INDEX_BITS = 23 };
+
+#define HL_ADDR_BITS 44
+#define HL_ADDR_MASK ((1ull << HL_ADDR_BITS) - 1)
+
+struct hl_slot {
+  uint64_t addr_serial;       // addr >> 4 (44 bits), serial (20); 0 marks an empty slot
+  uint64_t counter_category;  // counter (40 bits), category (24)
+  uint64_t size_stack;        // size (32 bits), stack (32)
+};
+
+struct hl_table {
+  uint32_t count, capacity;
+  void *slots;  // struct hl_slot (compact) or struct hl_block (the side table)
+};
 
 struct hl_shard {
   _Atomic int lock;
-  uint32_t count, capacity;  // capacity is a power of two; addr 0 marks an empty slot
-  struct hl_block *slots;
+  struct hl_table table[2];  // [0] compact, [1] the side table of blocks that do not fit
 } __attribute__((aligned(64)));
 
 static struct hl_shard hl_shards[HL_SHARDS];
@@ -19,127 +40,240 @@ static inline uint64_t mix(uint64_t addr) { return (addr >> 4) * 0x9E3779B97F4A7
 static inline struct hl_shard *shard_of(uint64_t addr) {
   return &hl_shards[(mix(addr) >> 56) & (HL_SHARDS - 1)];
 }
+// Bits 24..55 of the hash, scaled to the capacity: independent of the shard's bits.
 static inline uint32_t home(uint64_t addr, uint32_t capacity) {
-  return (uint32_t)(mix(addr) >> 20) & (capacity - 1);
+  return (uint32_t)(((mix(addr) >> 24 & 0xFFFFFFFFull) * capacity) >> 32);
+}
+static inline uint32_t next(uint32_t j, uint32_t capacity) { return j + 1 == capacity ? 0 : j + 1; }
+static inline uint32_t distance(uint32_t from, uint32_t to, uint32_t capacity) {
+  return to >= from ? to - from : to + capacity - from;
 }
 
-void hl_live_init(void) {}
+static inline size_t stride(int big) { return big ? sizeof(struct hl_block) : sizeof(struct hl_slot); }
+static inline void *slot_at(const struct hl_table *t, int big, uint32_t j) {
+  return (char *)t->slots + (size_t)j * stride(big);
+}
+static inline uint64_t key_at(const struct hl_table *t, int big, uint32_t j) {
+  if (big) return ((const struct hl_block *)t->slots)[j].addr;
+  return (((const struct hl_slot *)t->slots)[j].addr_serial & HL_ADDR_MASK) << 4;
+}
 
-static int grow(struct hl_shard *s) {
-  uint32_t capacity = s->capacity ? s->capacity * 2 : HL_SHARD_START;
-  struct hl_block *slots = hl_map((size_t)capacity * sizeof *slots);
-  if (!slots) return 0;
-  for (uint32_t i = 0; i < s->capacity; i++) {
-    if (!s->slots[i].addr) continue;
-    uint32_t j = home(s->slots[i].addr, capacity);
-    while (slots[j].addr) j = (j + 1) & (capacity - 1);
-    slots[j] = s->slots[i];
-  }
-  hl_unmap(s->slots, (size_t)s->capacity * sizeof *s->slots);
-  s->slots = slots;
-  s->capacity = capacity;
+static inline int pack(const struct hl_block *b, struct hl_slot *s) {
+  if ((b->addr & 15) || (b->addr >> (HL_ADDR_BITS + 4)) || (b->serial >> 20) ||
+      (b->counter >> 40) || (b->category >> 24) || (b->size >> 32))
+    return 0;
+  s->addr_serial = b->addr >> 4 | (uint64_t)b->serial << HL_ADDR_BITS;
+  s->counter_category = b->counter | (uint64_t)b->category << 40;
+  s->size_stack = b->size | (uint64_t)b->stack << 32;
   return 1;
 }
 
-static struct hl_block *find(struct hl_shard *s, uint64_t addr) {
-  if (!s->capacity) return NULL;
-  for (uint32_t j = home(addr, s->capacity);; j = (j + 1) & (s->capacity - 1)) {
-    if (s->slots[j].addr == addr) return &s->slots[j];
-    if (!s->slots[j].addr) return NULL;
+static inline void unpack(const struct hl_table *t, int big, uint32_t j, struct hl_block *out) {
+  if (big) {
+    *out = ((const struct hl_block *)t->slots)[j];
+    return;
+  }
+  const struct hl_slot *s = &((const struct hl_slot *)t->slots)[j];
+  *out = (struct hl_block){.addr = (s->addr_serial & HL_ADDR_MASK) << 4,
+                           .size = s->size_stack & 0xFFFFFFFFu,
+                           .counter = s->counter_category & ((1ull << 40) - 1),
+                           .serial = (uint32_t)(s->addr_serial >> HL_ADDR_BITS),
+                           .stack = (uint32_t)(s->size_stack >> 32),
+                           .category = (uint32_t)(s->counter_category >> 40)};
+}
+
+static inline size_t table_bytes(uint32_t capacity, int big) { return (size_t)capacity * stride(big); }
+
+static int grow(struct hl_table *t, int big) {
+  uint64_t capacity = t->capacity ? (uint64_t)t->capacity + t->capacity / 2 : HL_SHARD_START;
+  if (capacity > (1u << HL_INDEX_BITS)) return 0;  // a scan's reference names a slot in 23 bits
+  void *slots = hl_map(table_bytes((uint32_t)capacity, big));
+  if (!slots) return 0;
+  struct hl_table grown = {t->count, (uint32_t)capacity, slots};
+  for (uint32_t i = 0; i < t->capacity; i++) {
+    uint64_t key = key_at(t, big, i);
+    if (!key) continue;
+    uint32_t j = home(key, grown.capacity);
+    while (key_at(&grown, big, j)) j = next(j, grown.capacity);
+    memcpy(slot_at(&grown, big, j), slot_at(t, big, i), stride(big));
+  }
+  hl_unmap(t->slots, table_bytes(t->capacity, big));
+  *t = grown;
+  return 1;
+}
+
+static int64_t find(const struct hl_table *t, int big, uint64_t addr) {
+  if (!t->count) return -1;
+  for (uint32_t j = home(addr, t->capacity);; j = next(j, t->capacity)) {
+    uint64_t key = key_at(t, big, j);
+    if (key == addr) return j;
+    if (!key) return -1;
   }
 }
 
 // Removes a slot and shifts back the entries after it that probed past it (no tombstones).
-static void erase(struct hl_shard *s, struct hl_block *slot) {
-  uint32_t mask = s->capacity - 1, hole = (uint32_t)(slot - s->slots);
-  for (uint32_t j = (hole + 1) & mask; s->slots[j].addr; j = (j + 1) & mask) {
-    uint32_t want = home(s->slots[j].addr, s->capacity);
+static void erase(struct hl_table *t, int big, uint32_t hole) {
+  for (uint32_t j = next(hole, t->capacity); key_at(t, big, j); j = next(j, t->capacity)) {
+    uint32_t want = home(key_at(t, big, j), t->capacity);
     // Move j into the hole unless its home lies cyclically in (hole, j].
-    if (((j - want) & mask) >= ((j - hole) & mask)) {
-      s->slots[hole] = s->slots[j];
+    if (distance(want, j, t->capacity) >= distance(hole, j, t->capacity)) {
+      memcpy(slot_at(t, big, hole), slot_at(t, big, j), stride(big));
       hole = j;
     }
   }
-  memset(&s->slots[hole], 0, sizeof s->slots[hole]);
-  s->count--;
+  memset(slot_at(t, big, hole), 0, stride(big));
+  t->count--;
 }
+
+static int put(struct hl_table *t, int big, const void *entry, uint64_t addr) {
+  if ((uint64_t)(t->count + 1) * 8 > (uint64_t)t->capacity * 7 && !grow(t, big)) return 0;
+  uint32_t j = home(addr, t->capacity);
+  while (key_at(t, big, j)) j = next(j, t->capacity);
+  memcpy(slot_at(t, big, j), entry, stride(big));
+  t->count++;
+  return 1;
+}
+
+// Finds the block in either table: returns 0 (compact) or 1 (side table), or -1.
+static int locate(struct hl_shard *s, uint64_t addr, uint32_t *at) {
+  for (int big = 0; big < 2; big++) {
+    int64_t j = find(&s->table[big], big, addr);
+    if (j >= 0) {
+      *at = (uint32_t)j;
+      return big;
+    }
+  }
+  return -1;
+}
+
+static int store(struct hl_shard *s, const struct hl_block *blk) {
+  struct hl_slot slot;
+  if (pack(blk, &slot)) return put(&s->table[0], 0, &slot, blk->addr);
+  return put(&s->table[1], 1, blk, blk->addr);
+}
+
+void hl_live_init(void) {}
 
 HL_HOOK void hl_live_insert(const struct hl_block *blk, struct hl_block *evicted, int *had) {
   struct hl_shard *s = shard_of(blk->addr);
   *had = 0;
   hl_spin_lock(&s->lock);
-  struct hl_block *slot = find(s, blk->addr);
-  if (slot) {
-    if (evicted) *evicted = *slot;
+  uint32_t j;
+  int big = locate(s, blk->addr, &j);
+  if (big >= 0) {
+    if (evicted) unpack(&s->table[big], big, j, evicted);
     *had = 1;
-    *slot = *blk;
-  } else if ((s->count + 1) * 2 <= s->capacity || grow(s)) {
-    uint32_t j = home(blk->addr, s->capacity);
-    while (s->slots[j].addr) j = (j + 1) & (s->capacity - 1);
-    s->slots[j] = *blk;
-    s->count++;
-  } else {
-    hl_lost(HL_LOST_MEMORY);  // no room to grow: this block's free will go unseen
+    erase(&s->table[big], big, j);
   }
+  if (!store(s, blk)) hl_lost(HL_LOST_MEMORY);  // no room to grow: this block's free goes unseen
   hl_spin_unlock(&s->lock);
 }
 
 HL_HOOK int hl_live_remove(uint64_t addr, struct hl_block *out) {
   struct hl_shard *s = shard_of(addr);
   hl_spin_lock(&s->lock);
-  struct hl_block *slot = find(s, addr);
-  if (slot) {
-    *out = *slot;
-    erase(s, slot);
+  uint32_t j;
+  int big = locate(s, addr, &j);
+  if (big >= 0) {
+    unpack(&s->table[big], big, j, out);
+    erase(&s->table[big], big, j);
   }
   hl_spin_unlock(&s->lock);
-  return slot != NULL;
+  return big >= 0;
 }
 
 HL_HOOK int hl_live_peek(uint64_t addr, uint32_t serial, uint64_t counter, uint64_t words[2]) {
   struct hl_shard *s = shard_of(addr);
   hl_spin_lock(&s->lock);
-  struct hl_block *slot = find(s, addr);
-  int ok = slot && slot->serial == serial && slot->counter == counter;
+  uint32_t j;
+  struct hl_block blk;
+  int big = locate(s, addr, &j);
+  if (big >= 0) unpack(&s->table[big], big, j, &blk);
+  int ok = big >= 0 && blk.serial == serial && blk.counter == counter;
   if (ok) memcpy(words, (const void *)(uintptr_t)addr, 2 * sizeof *words);
   hl_spin_unlock(&s->lock);
   return ok;
 }
 
+// A category too large for a compact slot moves the block to the side table.
 HL_HOOK int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category) {
   struct hl_shard *s = shard_of(addr);
   hl_spin_lock(&s->lock);
-  struct hl_block *slot = find(s, addr);
-  int ok = slot && slot->counter == counter;
-  if (ok) slot->category = category;
+  uint32_t j;
+  struct hl_block blk;
+  int big = locate(s, addr, &j);
+  if (big >= 0) unpack(&s->table[big], big, j, &blk);
+  int ok = big >= 0 && blk.counter == counter;
+  if (ok && !big && category < (1u << 24)) {
+    struct hl_slot *slot = slot_at(&s->table[0], 0, j);
+    slot->counter_category = blk.counter | (uint64_t)category << 40;
+  } else if (ok) {
+    erase(&s->table[big], big, j);
+    blk.category = category;
+    if (!store(s, &blk)) hl_lost(HL_LOST_MEMORY);
+  }
   hl_spin_unlock(&s->lock);
   return ok;
 }
 
+// Calls `each` for every live block of shard `i`, with its reference for hl_live_block_at.
+static void each_in(int i, void (*each)(const struct hl_block *, uint32_t ref, void *),
+                    void *context) {
+  struct hl_shard *s = &hl_shards[i];
+  for (int big = 0; big < 2; big++)
+    for (uint32_t j = 0; j < s->table[big].capacity; j++) {
+      if (!key_at(&s->table[big], big, j)) continue;
+      struct hl_block blk;
+      unpack(&s->table[big], big, j, &blk);
+      each(&blk, (uint32_t)i << 24 | (uint32_t)big << HL_INDEX_BITS | j, context);
+    }
+}
+
+struct hl_sums {
+  uint32_t category;
+  uint64_t bytes, asked, blocks;
+  uint64_t (*usable)(uint64_t addr, uint64_t size, void *context);
+  void *context;
+};
+
+static void add_if_category(const struct hl_block *blk, uint32_t ref, void *context) {
+  (void)ref;
+  struct hl_sums *sums = context;
+  if (blk->category != sums->category) return;
+  sums->bytes += blk->size;
+  sums->blocks++;
+}
+
 uint64_t hl_live_bytes_in(uint32_t category, uint64_t *blocks) {
-  uint64_t bytes = 0, count = 0;
+  struct hl_sums sums = {.category = category};
   for (int i = 0; i < HL_SHARDS; i++) {
-    struct hl_shard *s = &hl_shards[i];
-    hl_spin_lock(&s->lock);
-    for (uint32_t j = 0; j < s->capacity; j++)
-      if (s->slots[j].addr && s->slots[j].category == category) {
-        bytes += s->slots[j].size;
-        count++;
-      }
-    hl_spin_unlock(&s->lock);
+    hl_spin_lock(&hl_shards[i].lock);
+    each_in(i, add_if_category, &sums);
+    hl_spin_unlock(&hl_shards[i].lock);
   }
-  if (blocks) *blocks = count;
-  return bytes;
+  if (blocks) *blocks = sums.blocks;
+  return sums.bytes;
 }
 
 void hl_live_clear(void) {
   for (int i = 0; i < HL_SHARDS; i++) {
     struct hl_shard *s = &hl_shards[i];
     hl_spin_lock(&s->lock);
-    if (s->slots) memset(s->slots, 0, (size_t)s->capacity * sizeof *s->slots);
-    s->count = 0;
+    for (int big = 0; big < 2; big++) {
+      struct hl_table *t = &s->table[big];
+      if (t->slots) memset(t->slots, 0, table_bytes(t->capacity, big));
+      t->count = 0;
+    }
     hl_spin_unlock(&s->lock);
   }
+}
+
+static void add_usable(const struct hl_block *blk, uint32_t ref, void *context) {
+  (void)ref;
+  struct hl_sums *sums = context;
+  sums->asked += blk->size;
+  sums->bytes += sums->usable(blk->addr, blk->size, sums->context);
+  sums->blocks++;
 }
 
 // Sums the requested and the usable sizes of the live blocks, for the footprint at the end of a
@@ -147,21 +281,32 @@ void hl_live_clear(void) {
 // called under the block's shard lock: no recorded free can take the block meanwhile.
 uint64_t hl_live_usable_bytes(uint64_t (*usable)(uint64_t addr, uint64_t size, void *context),
                               void *context, uint64_t *requested, uint64_t *blocks) {
-  uint64_t total = 0, asked = 0, count = 0;
+  struct hl_sums sums = {.usable = usable, .context = context};
+  for (int i = 0; i < HL_SHARDS; i++) {
+    hl_spin_lock(&hl_shards[i].lock);
+    each_in(i, add_usable, &sums);
+    hl_spin_unlock(&hl_shards[i].lock);
+  }
+  *requested = sums.asked;
+  *blocks = sums.blocks;
+  return sums.bytes;
+}
+
+// What the table costs: the bytes it has mapped, and the blocks it holds. The memory of every
+// block, all in, is bytes / blocks.
+void hl_live_memory(uint64_t *bytes, uint64_t *blocks) {
+  uint64_t mapped = 0, held = 0;
   for (int i = 0; i < HL_SHARDS; i++) {
     struct hl_shard *s = &hl_shards[i];
     hl_spin_lock(&s->lock);
-    for (uint32_t j = 0; j < s->capacity; j++)
-      if (s->slots[j].addr) {
-        asked += s->slots[j].size;
-        total += usable(s->slots[j].addr, s->slots[j].size, context);
-        count++;
-      }
+    for (int big = 0; big < 2; big++) {
+      mapped += (table_bytes(s->table[big].capacity, big) + 4095) & ~(size_t)4095;
+      held += s->table[big].count;
+    }
     hl_spin_unlock(&s->lock);
   }
-  *requested = asked;
-  *blocks = count;
-  return total;
+  *bytes = mapped;
+  *blocks = held;
 }
 
 // For the leak scan (leakctl.c): while it holds every shard's lock no block is added or removed,
@@ -174,12 +319,19 @@ void hl_live_unlock_all(void) {
   for (int i = HL_SHARDS - 1; i >= 0; i--) hl_spin_unlock(&hl_shards[i].lock);
 }
 
-// Shard `i`'s slots (addr 0 marks an empty one; NULL when it never held a block), with every
-// lock held. Returns 0 once `i` is past the last shard.
-int hl_live_shard(int i, const struct hl_block **slots, uint32_t *capacity, uint32_t *count) {
-  if (i < 0 || i >= HL_SHARDS) return 0;
-  *slots = hl_shards[i].slots;
-  *capacity = hl_shards[i].slots ? hl_shards[i].capacity : 0;
-  *count = hl_shards[i].count;
-  return 1;
+// With every lock held: the live blocks, and a block by the reference `each` was given.
+uint64_t hl_live_count_locked(void) {
+  uint64_t n = 0;
+  for (int i = 0; i < HL_SHARDS; i++) n += hl_shards[i].table[0].count + hl_shards[i].table[1].count;
+  return n;
+}
+
+void hl_live_each_locked(void (*each)(const struct hl_block *, uint32_t ref, void *),
+                         void *context) {
+  for (int i = 0; i < HL_SHARDS; i++) each_in(i, each, context);
+}
+
+void hl_live_block_at(uint32_t ref, struct hl_block *out) {
+  int big = (int)(ref >> HL_INDEX_BITS & 1);
+  unpack(&hl_shards[ref >> 24].table[big], big, ref & ((1u << HL_INDEX_BITS) - 1), out);
 }

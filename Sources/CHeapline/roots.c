@@ -277,11 +277,10 @@ static void scan_swift_pools(struct hl_scan *s, const struct hl_modules *m) {
   hl_vec_init(&found, sizeof(uint64_t[4]));
   for (uint32_t j = 0; j < s->ix.count; j++) {
     if (s->ix.blocks[j].end - s->ix.blocks[j].addr != hl_pool_size) continue;
-    uint32_t capacity, n, ref = s->ix.ref[j];
-    const struct hl_block *slots;
-    hl_live_shard((int)(ref >> 24), &slots, &capacity, &n);
+    struct hl_block blk;
+    hl_live_block_at(s->ix.ref[j], &blk);
     uint64_t *f = hl_vec_push(&found);
-    if (f) f[0] = j, f[1] = slots[ref & 0xFFFFFF].stack;
+    if (f) f[0] = j, f[1] = blk.stack;
   }
   uint32_t ids[64], parents[64];
   uintptr_t pcs[64];

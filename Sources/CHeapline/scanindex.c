@@ -81,34 +81,45 @@ static void sort_u64(uint64_t *a, size_t n) {  // heapsort: in place, no memory,
   }
 }
 
+struct hl_collect {
+  struct hl_index *ix;
+  struct hl_rec *recs;
+  uint64_t total;
+  uint32_t k;
+  int failed;
+};
+
+static void collect_one(const struct hl_block *blk, uint32_t ref, void *context) {
+  struct hl_collect *c = context;
+  struct hl_index *ix = c->ix;
+  if (c->failed || c->k >= c->total) return;
+  uint64_t addr = blk->addr, end = addr + (blk->size ? blk->size : 1);
+  if (addr < ix->lo) ix->lo = addr;
+  if (end > ix->hi) ix->hi = end;
+  ix->live_bytes += blk->size;
+  int64_t region = add_region(ix, addr >> 20);
+  if (region < 0) {
+    c->failed = 1;
+    return;
+  }
+  uint32_t at = (uint32_t)(region * (HL_BUCKETS + 1) + ((addr >> 10) % HL_BUCKETS));
+  HL_VEC_AT(&ix->dirs, uint32_t, at)++;
+  c->recs[c->k++] = (struct hl_rec){addr, end - addr, ref, at};
+}
+
 // Copies the live table's blocks; counts them per bucket.
 static struct hl_rec *collect(struct hl_index *ix, uint32_t *count) {
-  uint64_t total = 0;
-  const struct hl_block *slots;
-  uint32_t capacity, n;
-  for (int i = 0; hl_live_shard(i, &slots, &capacity, &n); i++) total += n;
+  uint64_t total = hl_live_count_locked();
   struct hl_rec *recs = hl_scan_map((total ? total : 1) * sizeof *recs);
   if (!recs) return NULL;
-  uint32_t k = 0;
   ix->lo = UINT64_MAX;
-  for (int i = 0; hl_live_shard(i, &slots, &capacity, &n); i++) {
-    for (uint32_t j = 0; j < capacity && k < total; j++) {
-      if (!slots[j].addr) continue;
-      uint64_t addr = slots[j].addr, end = addr + (slots[j].size ? slots[j].size : 1);
-      if (addr < ix->lo) ix->lo = addr;
-      if (end > ix->hi) ix->hi = end;
-      ix->live_bytes += slots[j].size;
-      int64_t region = add_region(ix, addr >> 20);
-      if (region < 0) {
-        hl_unmap(recs, (total ? total : 1) * sizeof *recs);
-        return NULL;
-      }
-      uint32_t at = (uint32_t)(region * (HL_BUCKETS + 1) + ((addr >> 10) % HL_BUCKETS));
-      HL_VEC_AT(&ix->dirs, uint32_t, at)++;
-      recs[k++] = (struct hl_rec){addr, end - addr, (uint32_t)i << 24 | j, at};
-    }
+  struct hl_collect c = {ix, recs, total, 0, 0};
+  hl_live_each_locked(collect_one, &c);
+  if (c.failed) {
+    hl_unmap(recs, (total ? total : 1) * sizeof *recs);
+    return NULL;
   }
-  *count = k;
+  *count = c.k;
   return recs;
 }
 

@@ -13,8 +13,13 @@ struct hl_node {
   uint32_t parent, id;
 };
 
+// The table's bound: 2^22 slots of 16 B, 64 MiB, at most 2,097,152 distinct frames. Past it a
+// new frame is not stored and its stack is cut short there; the trailer counts those frames.
+enum { HL_STACK_SLOTS_MAX = 1 << 22 };
+
 static struct hl_node *hl_nodes;  // open addressing on (parent, pc); id 0 marks an empty slot
 static size_t hl_capacity, hl_count;
+static uint64_t hl_frames_cut;
 static _Atomic int hl_stack_lock;
 static uint32_t hl_next_id = 1;
 
@@ -25,6 +30,7 @@ static size_t slot_of(uint32_t parent, uintptr_t pc, size_t mask) {
 
 static int hl_grow(void) {
   size_t capacity = hl_capacity ? hl_capacity * 2 : 1 << 14;
+  if (capacity > HL_STACK_SLOTS_MAX) return 0;
   struct hl_node *nodes = hl_map(capacity * sizeof *nodes);
   if (!nodes) return 0;
   for (size_t i = 0; i < hl_capacity; i++) {
@@ -36,7 +42,7 @@ static int hl_grow(void) {
   }
   hl_unmap(hl_nodes, hl_capacity * sizeof *hl_nodes);
   hl_nodes = nodes;
-  hl_capacity = capacity;
+  __atomic_store_n(&hl_capacity, capacity, __ATOMIC_RELAXED);
   return 1;
 }
 
@@ -54,8 +60,9 @@ HL_HOOK static uint32_t hl_intern(struct hl_buffer *b, uint32_t parent, uintptr_
   if (cached->id && cached->pc == pc && cached->parent == parent) return cached->id;
   hl_spin_lock(&hl_stack_lock);
   if ((hl_count + 1) * 2 > hl_capacity && !hl_grow()) {
+    __atomic_store_n(&hl_frames_cut, hl_frames_cut + 1, __ATOMIC_RELAXED);
     hl_spin_unlock(&hl_stack_lock);
-    return parent;  // out of memory for the table: the stack is cut here
+    return parent;  // the table is full or out of memory: the stack is cut here
   }
   size_t mask = hl_capacity - 1, s = slot_of(parent, pc, mask);
   while (hl_nodes[s].id && (hl_nodes[s].pc != pc || hl_nodes[s].parent != parent))
@@ -128,7 +135,15 @@ void hl_stacks_reset(void) {
   if (hl_nodes) memset(hl_nodes, 0, hl_capacity * sizeof *hl_nodes);
   hl_count = 0;
   hl_next_id = 1;
+  __atomic_store_n(&hl_frames_cut, 0, __ATOMIC_RELAXED);
   hl_spin_unlock(&hl_stack_lock);
+}
+
+// What the trailer says of the table: the bytes it has mapped, and the frames it had no room for.
+// Without the lock: the trailer may be written by a thread that stopped the one holding it.
+void hl_stacks_memory(uint64_t *bytes, uint64_t *cut) {
+  *bytes = __atomic_load_n(&hl_capacity, __ATOMIC_RELAXED) * sizeof *hl_nodes;
+  *cut = __atomic_load_n(&hl_frames_cut, __ATOMIC_RELAXED);
 }
 
 // For the leak scan, which holds the stack lock before it stops the world, so that no stopped

@@ -139,7 +139,7 @@ int hl_writer_open(const char *path, int in_process) {
   clock_gettime(CLOCK_REALTIME, &real);
   uint8_t h[HL_HEADER_BYTES] = {0};
   memcpy(h, "HEAPLINE", 8);
-  put16(h + 8, 2);  // format version: TraceConstants.version
+  put16(h + 8, 3);  // format version: TraceConstants.version
   put16(h + 10, HL_HEADER_BYTES);
   put32(h + 12, (uint32_t)getpid());
   put64(h + 16, hl_start_ns);
@@ -231,6 +231,10 @@ void hl_writer_close(int reason) {
     put32(t + 36, 0xFFFFFFFFu);  // the exit status is the recorder's to know
     put64(t + 40, lost);
     put32(t + 48, atomic_load(&hl_shared->flags));
+    uint64_t stack_bytes, frames_cut;
+    hl_stacks_memory(&stack_bytes, &frames_cut);
+    put32(t + 56, (uint32_t)stack_bytes);  // at most 64 MiB (stacks.c)
+    put32(t + 60, frames_cut > UINT32_MAX ? UINT32_MAX : (uint32_t)frames_cut);
     hl_writer_chunk(HL_CHUNK_TRAILER, NULL, hl_now(), t, sizeof t);
     if (!atomic_load(&hl_failed)) atomic_store(&hl_shared->state, HL_SHARED_FINISHED);
   }

@@ -40,6 +40,12 @@ public struct TextReportRenderer: ReportRenderer {
     if trace.lostEvents.total > 0 {
       lines.append("  Lost events: " + trace.lostEvents.sentence)
     }
+    if let cut = trace.trailer?.stackFramesCut, cut > 0 {
+      let frames = (cut == UInt32.max ? "at least " : "") + Self.count(UInt64(cut), "frame")
+      lines.append(
+        "  Stacks cut short: \(frames) did not fit in the stack table, so their stacks end at"
+          + " the caller")
+    }
     if let endTime = trace.endTime {
       lines.append("  Statistics as they stood at \(TimeText.duration(endTime))")
     }

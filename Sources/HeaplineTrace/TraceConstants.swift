@@ -1,4 +1,4 @@
-/// Constants of the trace file format, version 2.
+/// Constants of the trace file format, version 3.
 ///
 /// The layout they describe is documented in <doc:TraceFormat>. The C shim writes the same
 /// values; change both sides together and bump ``version`` when the layout changes.
@@ -6,7 +6,7 @@ public enum TraceConstants {
   /// The eight bytes every trace starts with: ASCII `HEAPLINE`.
   public static let fileMagic: [UInt8] = Array("HEAPLINE".utf8)
   /// The format version this reader understands and the writer produces.
-  public static let version: UInt16 = 2
+  public static let version: UInt16 = 3
   /// Size of the file header; the first chunk starts here.
   public static let fileHeaderSize = 48
   /// Magic number at the start of every chunk: the bytes `HLCK` read as a little-endian u32.

@@ -27,7 +27,7 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
     case badMagic
     /// The format version is one this reader does not know.
     case unsupportedVersion(UInt16)
-    /// The header-size field is not the 48 bytes of version 2.
+    /// The header-size field is not the 48 bytes of versions 2 and 3.
     case badHeaderSize(UInt16)
     /// A chunk header or payload extends past the end of the file.
     case chunkPastEnd(chunk: UInt64, needed: UInt64, remaining: UInt64)

@@ -237,8 +237,6 @@ extension TraceReader {
   {
     do {
       return try TraceTrailer(payload: payload)
-    } catch TraceTrailer.DecodeFailure.nonzeroReserved(let at) {
-      throw TraceError(path: path, reason: .nonzeroReserved(offset: chunk.payloadOffset + at))
     } catch {
       throw TraceError(path: path, reason: .badPayloadLength(chunk: chunk.offset, "trailer"))
     }

@@ -38,7 +38,7 @@ public final class TraceReader: Sendable {
   /// Opens, checks and indexes the trace at `path`.
   ///
   /// - Throws: ``TraceError`` when the file cannot be opened, is not a regular file, its header
-  ///   is not a version 2 trace header, a chunk is damaged or out of order, or the chunks do
+  ///   is not a version 3 trace header, a chunk is damaged or out of order, or the chunks do
   ///   not add up to the trailer. A partial chunk at the end is not an error: see
   ///   ``cutShort``.
   public init(path: String) throws(TraceError) {

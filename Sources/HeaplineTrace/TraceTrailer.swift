@@ -60,12 +60,19 @@ public struct TraceTrailer: Hashable, Sendable {
   /// Event chunks that `heapline record` recovered from the shim's shared buffers after the
   /// process ended (included in ``eventChunkCount``).
   public var recoveredChunkCount: UInt32
+  /// The bytes the shim's stack table had mapped at the end (at most 64 MiB); 0 in a trailer
+  /// that `heapline record` wrote, which cannot see the table.
+  public var stackTableBytes: UInt32
+  /// Frames the full stack table had no room for: each cut a stack short at that frame
+  /// (saturates at `UInt32.max`).
+  public var stackFramesCut: UInt32
 
   /// Creates a trailer.
   public init(
     endTime: UInt64, eventChunkCount: UInt64, allocCount: UInt64, freeCount: UInt64,
     endReason: EndReason = .exited, exitStatus: UInt32 = TraceTrailer.unknownStatus,
-    lostEvents: UInt64 = 0, flags: Flags = [], recoveredChunkCount: UInt32 = 0
+    lostEvents: UInt64 = 0, flags: Flags = [], recoveredChunkCount: UInt32 = 0,
+    stackTableBytes: UInt32 = 0, stackFramesCut: UInt32 = 0
   ) {
     self.endTime = endTime
     self.eventChunkCount = eventChunkCount
@@ -76,6 +83,8 @@ public struct TraceTrailer: Hashable, Sendable {
     self.lostEvents = lostEvents
     self.flags = flags
     self.recoveredChunkCount = recoveredChunkCount
+    self.stackTableBytes = stackTableBytes
+    self.stackFramesCut = stackFramesCut
   }
 
   /// The trailer's 64 payload bytes.
@@ -90,7 +99,8 @@ public struct TraceTrailer: Hashable, Sendable {
     writer.appendUInt64(lostEvents)
     writer.appendUInt32(flags.rawValue)
     writer.appendUInt32(recoveredChunkCount)
-    writer.appendUInt64(0)
+    writer.appendUInt32(stackTableBytes)
+    writer.appendUInt32(stackFramesCut)
     return writer.bytes
   }
 }
@@ -99,8 +109,6 @@ extension TraceTrailer {
   /// Why a trailer payload does not decode.
   enum DecodeFailure: Error {
     case truncated
-    /// The reserved field at this offset of the payload is not zero.
-    case nonzeroReserved(UInt64)
   }
 
   /// Decodes a trailer payload of 64 bytes.
@@ -109,9 +117,6 @@ extension TraceTrailer {
       try self.init(fields: payload)
     } catch {
       throw .truncated
-    }
-    guard payload.count >= 64, payload[56..<64].allSatisfy({ $0 == 0 }) else {
-      throw .nonzeroReserved(56)
     }
   }
 
@@ -126,5 +131,7 @@ extension TraceTrailer {
     lostEvents = try cursor.readUInt64()
     flags = Flags(rawValue: try cursor.readUInt32())
     recoveredChunkCount = try cursor.readUInt32()
+    stackTableBytes = try cursor.readUInt32()
+    stackFramesCut = try cursor.readUInt32()
   }
 }

@@ -94,6 +94,29 @@ final class Widget {
     #expect(family.totalBytes == allocated.reduce(0, +))
   }
 
+  @Test func aBlockOfFourGibibytesOrMoreIsKeptExactlyBesideTheCompactBlocks() throws {
+    // Given a block whose size needs more than the 32 bits of a compact slot (never touched,
+    // so it costs address space only) and a small block, live together in a scope, then freed
+    let huge = (1 << 32) + 3
+    var whileLive: (bytes: UInt64, blocks: UInt64) = (0, 0)
+    let recording = try Heapline.record {
+      Heapline.category("Huge") {
+        let big = malloc(huge)
+        let small = malloc(40)
+        whileLive = Heapline.liveBytes(inCategory: "Huge")
+        free(big)
+        free(small)
+      }
+    }
+    // Then the live table gave both sizes exactly, and both frees found their blocks
+    #expect(whileLive.bytes == UInt64(huge) + 40)
+    #expect(whileLive.blocks == 2)
+    let category = try #require(recording.statistics.category(named: "Huge"))
+    #expect(category.totalCount == 2)
+    #expect(category.totalBytes == UInt64(huge) + 40)
+    #expect(category.persistentCount == 0)
+  }
+
   @Test func fourThreadsAllocatingAtOnceLeaveTheKnownRemainder() throws {
     // Given 4 threads, each making 5,000 blocks of 64 bytes in a scope and freeing all but 250
     let recording = try Heapline.record {

@@ -112,4 +112,22 @@ struct ReportRendererTests {
     #expect(lines.contains("      #0 libdemo.so+0x200  (libdemo.so)"))
     #expect(text.hasSuffix("\n"))
   }
+
+  @Test("text says how many frames the full stack table cut from stacks, when any")
+  func stacksCutShort() throws {
+    // Given a trace whose trailer counts 1,234 frames the stack table had no room for
+    var writer = TraceWriter(header: TraceHeader(pid: 7))
+    writer.appendTrailer(
+      TraceTrailer(
+        endTime: 1_000, eventChunkCount: 0, allocCount: 0, freeCount: 0,
+        stackTableBytes: 64 << 20, stackFramesCut: 1_234))
+    let trace = try TemporaryTrace(writer)
+    let report = StatisticsReport(statistics: try Statistics(contentsOf: trace.path), symbolizer: nil)
+    // Then the report says so, once
+    let text = try TextReportRenderer().render(report)
+    let line =
+      "  Stacks cut short: 1,234 frames did not fit in the stack table, so their stacks end at the"
+      + " caller"
+    #expect(text.components(separatedBy: line).count == 2, "\(text)")
+  }
 }

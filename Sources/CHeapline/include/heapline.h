@@ -39,6 +39,10 @@ void heapline_scope_pop(uint32_t token);
 /// them; and the number of live blocks. For tests and diagnostics.
 uint64_t heapline_scope_live_bytes(const char *name, uint64_t *blocks);
 
+/// The bytes that the shim's live table has mapped, all in, and the number of live blocks it
+/// holds: what tracing costs per live block. For tests and diagnostics.
+uint64_t heapline_live_table_bytes(uint64_t *blocks);
+
 /// Reports `bytes` of memory that the caller maps itself, outside malloc (a pixel buffer from
 /// mmap, say), under the category `category`, until `heapline_backing_free(id)`. `id` names the
 /// store (its address will do) and is unique among live stores; reporting a live id again

@@ -1,0 +1,81 @@
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+import Testing
+
+/// What the shim keeps per live block, at the scale of a real program (Fixtures/liveset.c:
+/// 2,000,000 live blocks of 64 B from make_live_set, kept to the end).
+@Suite struct LiveTableMemoryTests {
+  static let blocks = 2_000_000
+
+  /// The fixture's lines: the peak RSS in kB and, under the shim, the live table's figures.
+  struct Figures {
+    var peakKB: Int
+    var gained: Int?, held: Int?, tableBytes: Int?
+  }
+
+  static func figures(_ stdout: String) throws -> Figures {
+    let lines = stdout.split(separator: "\n").map(String.init)
+    try #require(lines.first == "made \(blocks) blocks of 64 bytes", "\(stdout)")
+    let peak = try #require(lines.dropFirst().first?.split(separator: " ").last.flatMap { Int($0) })
+    var figures = Figures(peakKB: peak)
+    if lines.count > 2 {
+      // "live table gained G blocks, holds N in B bytes"
+      let words = lines[2].split(separator: " ").map(String.init)
+      try #require(words.count == 10, "\(lines[2])")
+      figures.gained = Int(words[3])
+      figures.held = Int(words[6])
+      figures.tableBytes = Int(words[8])
+    }
+    return figures
+  }
+
+  @Test func twoMillionLiveBlocksCostTheShimAtMost32BytesEachAndRaiseThePeakRSSAtMostHalf() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("liveset", in: dir)
+    let untraced = try Harness.run(program, ["\(Self.blocks)", "64"])
+    #expect(untraced.status == 0)
+    let plain = try Self.figures(untraced.stdout)
+    #expect(plain.tableBytes == nil)
+
+    let trace = dir.appendingPathComponent("liveset.trace").path
+    let recorded = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", program, "\(Self.blocks)", "64"])
+    #expect(recorded.status == 0, "\(recorded.stderr)")
+    let traced = try Self.figures(recorded.stdout)
+
+    // The table gained the fixture's blocks and its one array of pointers, nothing else
+    #expect(traced.gained == Self.blocks + 1)
+    // All in (every page the table maps, at its load at this size): at most 32 B a block
+    let held = try #require(traced.held), bytes = try #require(traced.tableBytes)
+    #expect(bytes <= 32 * held, "\(bytes) B for \(held) blocks")
+    // The traced program's peak RSS is at most 1.5 times its own
+    #expect(traced.peakKB * 2 <= plain.peakKB * 3, "traced \(traced.peakKB) kB, untraced \(plain.peakKB) kB")
+
+    // And the trace holds every block, live at the end
+    let stats = try Statistics(reader: try TraceReader(path: trace))
+    let category = try #require(stats.category(named: "Malloc 64 Bytes"))
+    #expect(category.persistentCount == Self.blocks)
+    #expect(category.persistentBytes == Self.blocks * 64)
+  }
+
+  @Test func theTrailerGivesTheStackTablesMemoryForTheFramesTheTraceHolds() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("blocks", in: dir)
+    let trace = dir.appendingPathComponent("blocks.trace").path
+    let recorded = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", program, "1000", "48", "500", "0"])
+    #expect(recorded.status == 0, "\(recorded.stderr)")
+    let reader = try TraceReader(path: trace)
+    var stream = reader.events()
+    try stream.drainMetadata()
+    // The table holds every frame the trace names, in 16-byte slots at most half full, from
+    // 2^14 slots up by doubling
+    let frames = stream.metadata.stackNodes.count
+    var slots = 1 << 14
+    while frames * 2 > slots { slots *= 2 }
+    let trailer = try #require(reader.trailer)
+    #expect(trailer.stackTableBytes == UInt32(slots * 16), "\(frames) frames")
+    #expect(trailer.stackFramesCut == 0)
+  }
+}
