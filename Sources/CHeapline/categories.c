@@ -17,6 +17,7 @@ enum { HL_MAX_NAMES = 4096, HL_NAME_BYTES = 128 };
 // Registered names, looked up by scopes when they start; few, so a scan under a lock will do.
 static char hl_names[HL_MAX_NAMES][HL_NAME_BYTES];
 static uint8_t hl_kinds[HL_MAX_NAMES];
+static _Atomic uint8_t hl_written[HL_MAX_NAMES];  // its CATEGORY record is in this recording
 static uint32_t hl_name_count;
 static _Atomic int hl_names_lock;
 
@@ -50,11 +51,14 @@ uint32_t hl_category_register(struct hl_buffer *b, int kind, const char *name, s
   }
   hl_spin_unlock(&hl_names_lock);
   if (fresh && len) {
-    if (b) hl_emit_category(b, id, kind, name, len);
-    else if ((b = hl_acquire())) {
+    // A caller refused its buffer (a signal handler inside an event) does not ask again: the
+    // shim's thread writes the name at its next look (hl_categories_emit_pending).
+    int mine = !b && !hl_tls.holding && (b = hl_acquire()) != NULL;
+    if (b) {
       hl_emit_category(b, id, kind, name, len);
-      hl_release(b);
+      atomic_store(&hl_written[id - HL_REGISTERED_CATEGORY], 1);
     }
+    if (mine) hl_release(b);
   }
   return id;
 }
@@ -73,6 +77,19 @@ void hl_categories_emit_all(struct hl_buffer *b) {
   for (uint32_t i = 0; i < n; i++) {
     size_t len = strlen(hl_names[i]);
     if (!len) continue;  // a Swift class: named again by hl_swift_name_pending
+    hl_emit_category(b, HL_REGISTERED_CATEGORY + i, hl_kinds[i], hl_names[i], len);
+    atomic_store(&hl_written[i], 1);
+  }
+}
+
+// On the shim's thread: the names registered when no buffer could take their record.
+void hl_categories_emit_pending(struct hl_buffer *b) {
+  hl_spin_lock(&hl_names_lock);
+  uint32_t n = hl_name_count;
+  hl_spin_unlock(&hl_names_lock);
+  for (uint32_t i = 0; i < n; i++) {
+    size_t len = strlen(hl_names[i]);
+    if (!len || atomic_exchange(&hl_written[i], 1)) continue;
     hl_emit_category(b, HL_REGISTERED_CATEGORY + i, hl_kinds[i], hl_names[i], len);
   }
 }

@@ -238,6 +238,7 @@ uint32_t hl_size_class(uint64_t size);
 uint32_t hl_category_register(struct hl_buffer *b, int kind, const char *name, size_t len);
 uint32_t hl_category_find(const char *name);
 void hl_categories_reset(void);
+void hl_categories_emit_pending(struct hl_buffer *b);  // on the shim's thread
 
 // swifttypes.c
 void hl_swift_init(void);

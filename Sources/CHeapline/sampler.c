@@ -43,6 +43,7 @@ uint64_t hl_read_rss(void) {
 void hl_sampler_housekeeping(void) {
   struct hl_buffer *b = hl_sampler_buffer;
   if (hl_swift_present) hl_swift_name_pending(b);
+  hl_categories_emit_pending(b);
   hl_modules_emit_if_changed(b, 0);
   hl_buffer_flush(b);
 }

@@ -115,13 +115,18 @@ static struct hl_buffer *hl_attach(void) {
 
 // A signal handler that asks for the buffer while its thread holds it (a mark, a backing store
 // reported from a handler) is refused, where it would wait forever for the event it interrupted.
+// `holding` is up before the buffer is taken and down only after it is handed back: a handler
+// that lands between the two must find it up, or it would wait for its own thread.
 struct hl_buffer *hl_acquire(void) {
   if (HL_UNLIKELY(hl_tls.holding)) {
     hl_lost(HL_LOST_INSIDE);
     return NULL;
   }
+  hl_tls.holding = 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   struct hl_buffer *b = acquire();
-  if (b) hl_tls.holding = 1;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  if (!b) hl_tls.holding = 0;
   return b;
 }
 
@@ -130,8 +135,9 @@ void hl_release(struct hl_buffer *b) {
   if (HL_UNLIKELY(atomic_load_explicit(&hl_tls.deferred_tail, memory_order_relaxed) !=
                   atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed)))
     hl_drain(b);
-  hl_tls.holding = 0;
   atomic_store_explicit(&b->state, HL_BUF_IDLE, memory_order_release);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  hl_tls.holding = 0;
 }
 
 static struct hl_buffer *acquire(void) {

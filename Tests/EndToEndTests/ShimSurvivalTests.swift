@@ -44,6 +44,32 @@ import Testing
     #expect(report.stdout.contains("sqlite3BtreeOpen  (libsqlite3.so.0)"))
   }
 
+  @Test func aSignalHandlerCallingTheAPIWhileItsThreadIsInMallocNeitherHangsNorLosesSilently()
+    throws
+  {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("sigapi", in: dir)
+    let trace = dir.appendingPathComponent("sigapi.trace")
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace.path, "--", program], timeout: 120)
+    #expect(result.status == 0, "\(result.stderr)")
+    let hits = try #require(Int(result.stdout.split(separator: " ").last?.trimmingCharacters(in: .newlines) ?? ""))
+    // Each call the handler made is in the trace, or was refused (its thread held its buffer)
+    // and counted: none is lost unseen
+    let reader = try TraceReader(path: trace.path)
+    var stream = reader.events()
+    var marks = 0, reported = 0, released = 0
+    while let event = try stream.next() {
+      switch event {
+      case .mark(let mark) where mark.name == "sig": marks += 1
+      case .backingStore(let store): if store.kind == .allocated { reported += 1 } else { released += 1 }
+      default: break
+      }
+    }
+    let refused = Int(stream.metadata.lostEvents[.insideShim] ?? 0)
+    #expect(marks + reported + released + refused == hits + hits + hits / 2)
+  }
+
   @Test func aFullDiskStopsTheRecordingButNotTheProgram() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("fulldisk", in: dir)
