@@ -56,8 +56,10 @@ enum LeakRecords {
       let from = try cursor.readVarint()
       let to = try cursor.readVarint()
       let flags = try cursor.readUInt8()
-      let scan = metadata.leakScans[id] ?? placeholder(id)
-      let limit = max(UInt64(scan.blocks.count), scan.announcedBlocks)
+      // Only the count is read: a copy of the scan held across the append below would share
+      // its arrays, and every append would copy them whole (quadratic in a big scan).
+      let limit =
+        metadata.leakScans[id].map { max(UInt64($0.blocks.count), $0.announcedBlocks) } ?? 0
       guard from < limit, to < limit, let from = Int(exactly: from), let to = Int(exactly: to)
       else {
         throw ChunkCursor.MalformedRecord(
