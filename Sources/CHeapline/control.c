@@ -93,6 +93,7 @@ void hl_lazy_init(void) {
   }
   static _Atomic int once;
   if (atomic_exchange(&once, 1)) return;  // another call is initializing: it goes untraced
+  int saved_errno = errno;  // the program's, whatever starting a recording calls
   hl_tls.guard++;
   hl_log_init();
   hl_options_load();
@@ -112,6 +113,7 @@ void hl_lazy_init(void) {
   if (err) hl_log("cannot record: ", strerror(err));
   if (!mine || err) atomic_store(&hl_state, HL_OFF);
   hl_tls.guard--;
+  errno = saved_errno;
 }
 
 // True when the process's malloc is this copy's. A program that links the shim itself (a Swift

@@ -5,6 +5,7 @@
 // of them, so its call is deferred: kept in the thread's queue with its time and stack, and
 // written by the event it interrupted, just before that event ends. A deferred free also waits
 // for the real free until then, so that no other thread can be given the address meanwhile.
+#include <errno.h>
 #include <libunwind.h>
 
 #include "internal.h"
@@ -75,8 +76,11 @@ HL_HOOK void hl_drain(struct hl_buffer *b) {
 // An event: the guard keeps the shim's own calls out, and a signal handler's call meanwhile is
 // deferred; hl_release writes what handlers deferred. Calls deferred since the thread's last
 // event are written first, so the buffer stays in time order.
+// errno is the program's: what the shim calls (libunwind reads a non-blocking pipe, which sets
+// EAGAIN) must not change it.
 #define HL_EVENT(body)                      \
   do {                                      \
+    int saved_errno = errno;                \
     hl_enter();                             \
     struct hl_buffer *b = hl_acquire();     \
     if (b) {                                \
@@ -85,6 +89,7 @@ HL_HOOK void hl_drain(struct hl_buffer *b) {
       hl_release(b);                        \
     }                                       \
     hl_leave();                             \
+    errno = saved_errno;                    \
   } while (0)
 
 HL_HOOK void hl_on_alloc(void *ptr, size_t size) {
@@ -135,9 +140,11 @@ HL_HOOK static int hl_defer(int kind, uint64_t addr, uint64_t size) {
     d->pcs[0] = __builtin_return_address(0);
     d->depth = 1;
   } else {
+    int saved_errno = errno;
     hl_tls.unwinding = 1;
     int n = unw_backtrace(d->pcs, HL_DEFERRED_DEPTH);
     hl_tls.unwinding = 0;
+    errno = saved_errno;
     d->depth = (uint32_t)(n > 0 ? n : 0);
   }
   __atomic_store_n(&d->kind, (uint32_t)kind, __ATOMIC_RELEASE);

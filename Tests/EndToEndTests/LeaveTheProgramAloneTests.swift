@@ -88,6 +88,15 @@ import Testing
     #expect(stats.category(named: "Malloc 1008 Bytes")?.totalCount == 25000)
   }
 
+  @Test func errnoIsTheProgramsAcrossEveryAllocation() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("errno.trace").path
+    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program, "errno"])
+    #expect(result.status == 0)
+    #expect(result.stdout == "errno changed 0 times\n")
+  }
+
   @Test func alignedAllocTakesWhatGlibcTakes() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("endings", in: dir)

@@ -11,8 +11,11 @@
 //                                     and every descriptor above 2 with its number
 //   aligned                           also one aligned_alloc(24, 100), as glibc allows
 //   dispositions                      prints every signal whose disposition is not the default
+//   errno                             200,000 mallocs and frees that each must leave errno at 0,
+//                                     the first an aligned_alloc; prints how many did not
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -77,6 +80,23 @@ int main(int argc, char **argv) {
         printf("fd %d cloexec %d\n", fd, (fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
     }
     if (dir) closedir(dir);
+    return 0;
+  }
+  if (!strcmp(mode, "errno")) {
+    int changed = 0;
+    errno = 0;
+    void *first = aligned_alloc(24, 48);
+    changed += errno != 0;
+    free(first);
+    for (int i = 0; i < 100000; i++) {
+      errno = 0;
+      void *p = malloc((size_t)(i % 5000) + 1);
+      changed += errno != 0;
+      errno = 0;
+      free(p);
+      changed += errno != 0;
+    }
+    printf("errno changed %d times\n", changed);
     return 0;
   }
   if (!strcmp(mode, "dispositions")) {
