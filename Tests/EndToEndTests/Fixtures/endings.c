@@ -11,8 +11,9 @@
 //                                     and every descriptor above 2 with its number
 //   aligned                           also one aligned_alloc(24, 100), as glibc allows
 //   dispositions                      prints every signal whose disposition is not the default
-//   errno                             200,000 mallocs and frees that each must leave errno at 0,
-//                                     the first an aligned_alloc; prints how many did not
+//   errno                             before anything else, an aligned_alloc and 200,000 mallocs
+//                                     and frees that each must leave errno at 0; prints how many
+//                                     did not
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -37,6 +38,23 @@ static void say(const char *text) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "exit";
+  if (!strcmp(mode, "errno")) {
+    int changed = 0;
+    errno = 0;
+    void *first = aligned_alloc(24, 48);
+    changed += errno != 0;
+    free(first);
+    for (int i = 0; i < 100000; i++) {
+      errno = 0;
+      void *p = malloc((size_t)(i % 5000) + 1);
+      changed += errno != 0;
+      errno = 0;
+      free(p);
+      changed += errno != 0;
+    }
+    printf("errno changed %d times\n", changed);
+    return 0;
+  }
   make_blocks(0, 5000);
   if (!strcmp(mode, "_exit")) _exit(3);
   if (!strcmp(mode, "abort")) abort();
@@ -80,23 +98,6 @@ int main(int argc, char **argv) {
         printf("fd %d cloexec %d\n", fd, (fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
     }
     if (dir) closedir(dir);
-    return 0;
-  }
-  if (!strcmp(mode, "errno")) {
-    int changed = 0;
-    errno = 0;
-    void *first = aligned_alloc(24, 48);
-    changed += errno != 0;
-    free(first);
-    for (int i = 0; i < 100000; i++) {
-      errno = 0;
-      void *p = malloc((size_t)(i % 5000) + 1);
-      changed += errno != 0;
-      errno = 0;
-      free(p);
-      changed += errno != 0;
-    }
-    printf("errno changed %d times\n", changed);
     return 0;
   }
   if (!strcmp(mode, "dispositions")) {
