@@ -63,7 +63,9 @@ extension HeaplineCommand {
         case .text: TextReportRenderer()
         case .json: JSONReportRenderer()
         }
-      print(try renderer.render(report), terminator: "")
+      let text = try renderer.render(report)
+      ProgressLine.stop()
+      print(text, terminator: "")
     }
   }
 }
