@@ -57,6 +57,32 @@ struct AnalysisScaleTests {
     #expect(peaks[1] <= peaks[0] + 4096, "peak RSS in KiB: \(peaks)")
   }
 
+  @Test("report --format json --top 1000000 takes the memory of --top 10, and lists every stack")
+  func reportMemoryDoesNotGrowWithTop() throws {
+    // Given a trace with 4,000 distinct stacks of 24 frames
+    let directory = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("stacks.trace").path
+    try SyntheticChurnTrace.write(to: path, allocations: 200_000, stacks: 4_000, depth: 24)
+    // When it is reported with 10 stacks, then with a --top far above its stack count
+    let few = try Self.peakResidentKiB([
+      "report", path, "--format", "json", "--top", "10", "--no-symbolize",
+    ])
+    let all = try Self.peakResidentKiB([
+      "report", path, "--format", "json", "--top", "1000000", "--no-symbolize",
+    ])
+    // Then the long report lists all 4,000 stacks with their 24 frames each
+    let object = try JSONSerialization.jsonObject(with: Data(all.stdout.utf8)) as? [String: Any]
+    let stacks = object?["top_stacks"] as? [[String: Any]] ?? []
+    #expect(object?["stack_count"] as? Int == 4_000)
+    #expect(stacks.count == 4_000)
+    #expect(stacks.allSatisfy { ($0["frames"] as? [Any])?.count == 24 })
+    #expect(stacks.allSatisfy { $0["allocations"] as? Int == 50 })
+    // And it was written as it was made: 96,000 frames of JSON (about 24 MB) cost no more
+    // than 8 MiB above the ten-stack report
+    #expect(all.kib <= few.kib + 8192, "peak RSS in KiB: \(few.kib) for 10, \(all.kib) for all")
+  }
+
   @Test("on a terminal, report draws a progress line on stderr and erases it before the report")
   func progressLineOnATerminal() throws {
     let directory = try Harness.temporaryDirectory()
