@@ -26,6 +26,12 @@ WORKLOADS = [
     ("python", [sys.executable, f"{here}/json_roundtrip.py", str(rows)]),
 ]
 CHURNS = {"c-1thread", "c-2threads", "c-4threads", "swift"}
+if os.environ.get("BENCH_ONLY"):  # run.sh's ONLY: some workloads, in the order given
+    chosen = os.environ["BENCH_ONLY"].split()
+    unknown = set(chosen) - {name for name, _ in WORKLOADS}
+    if unknown:
+        sys.exit(f"ONLY: no workload {' '.join(sorted(unknown))}")
+    WORKLOADS = [w for name in chosen for w in WORKLOADS if w[0] == name]
 
 # PR_SET_CHILD_SUBREAPER: orphaned descendants (heaptrack's background pipeline) become our
 # children, so that waiting for them both completes their output and adds their CPU time to

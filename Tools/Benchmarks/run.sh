@@ -13,6 +13,7 @@
 #   RUNS              quiet runs per cell; the table shows the best (default 5)
 #   PAIRS             malloc/free pairs, or Swift instances, per churn (default 3000000)
 #   ROWS              rows of the Python JSON round trip (default 150000)
+#   ONLY="a b"        only these workloads, in this order (default: all)
 #   QUICK=1           a smoke test: 1 run, 30000 pairs, 3000 rows (RUNS, PAIRS, ROWS still win)
 #   KEEP=1            keep the build directory with the binaries and traces of the last run
 #
@@ -58,7 +59,7 @@ echo "building workloads in $work"
 swiftc -O -g -module-name churn -o "$work/churn-swift" "$here/churn.swift"
 
 # The measuring and the table are easier in Python; it gets its inputs from the environment.
-export BENCH_WORK="$work" BENCH_HEAPLINE="$heapline" BENCH_HEAPTRACK="$heaptrack"
+export BENCH_ONLY="${ONLY:-}" BENCH_WORK="$work" BENCH_HEAPLINE="$heapline" BENCH_HEAPTRACK="$heaptrack"
 if [ "${QUICK:-0}" = 1 ]; then
   export BENCH_RUNS="${RUNS:-1}" BENCH_PAIRS="${PAIRS:-30000}" BENCH_ROWS="${ROWS:-3000}"
 else
