@@ -27,20 +27,21 @@ public struct JSONReportRenderer: ReportRenderer {
 
   private static func document(_ report: StatisticsReport) -> JSONValue {
     let statistics = report.statistics
-    return JSONValue.object([
-      ("schema_version", .unsigned(Self.schemaVersion)),
-      ("trace", Self.trace(statistics.trace)),
-      ("totals", Self.totals(statistics.totals)),
-      ("categories", .array(statistics.categories.map(Self.category))),
-      ("stack_count", .unsigned(UInt64(statistics.stackCount))),
-      (
-        "top_stacks",
-        .lazyArray(count: statistics.topStacks.count) { index in
-          let stack = statistics.topStacks[index]
-          return Self.stack(stack, rank: index + 1, frames: report.frames(of: stack))
-        }
-      ),
-    ] + Self.memoryMembers(report))
+    return JSONValue.object(
+      [
+        ("schema_version", .unsigned(Self.schemaVersion)),
+        ("trace", Self.trace(statistics.trace)),
+        ("totals", Self.totals(statistics.totals)),
+        ("categories", .array(statistics.categories.map(Self.category))),
+        ("stack_count", .unsigned(UInt64(statistics.stackCount))),
+        (
+          "top_stacks",
+          .lazyArray(count: statistics.topStacks.count) { index in
+            let stack = statistics.topStacks[index]
+            return Self.stack(stack, rank: index + 1, frames: report.frames(of: stack))
+          }
+        ),
+      ] + Self.memoryMembers(report))
   }
 
   private static func trace(_ trace: TraceSummary) -> JSONValue {

@@ -83,7 +83,8 @@ public struct TraceWriter: Sendable {
   public mutating func appendTrailer(_ trailer: TraceTrailer) {
     let payload = trailer.encoded
     var header = ChunkHeader(
-      offset: takenByteCount + UInt64(bytes.count), kind: .trailer, encoding: .raw, threadSerial: 0, threadID: 0,
+      offset: takenByteCount + UInt64(bytes.count), kind: .trailer, encoding: .raw, threadSerial: 0,
+      threadID: 0,
       storedLength: UInt32(payload.count), rawLength: UInt32(payload.count),
       baseTime: trailer.endTime, firstAllocCounter: 0, recordCount: 0, checksum: 0)
     header.seal(over: payload)
