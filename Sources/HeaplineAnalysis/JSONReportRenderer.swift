@@ -11,22 +11,37 @@ public struct JSONReportRenderer: ReportRenderer {
   public init() {}
 
   public func render(_ report: StatisticsReport) throws -> String {
+    var output = StringOutput()
+    try write(report, to: &output)
+    return output.text
+  }
+
+  /// Writes the report to `output` as ``render(_:)`` formats it, one top stack at a time, so
+  /// that memory does not grow with the number of stacks shown.
+  public func write(_ report: StatisticsReport, to output: inout some TextOutput)
+    throws(AnalysisError)
+  {
+    try Self.document(report).write(to: &output)
+    try output.write("\n")
+  }
+
+  private static func document(_ report: StatisticsReport) -> JSONValue {
     let statistics = report.statistics
-    let document = JSONValue.object([
-      ("schema_version", .unsigned(Self.schemaVersion)),
-      ("trace", Self.trace(statistics.trace)),
-      ("totals", Self.totals(statistics.totals)),
-      ("categories", .array(statistics.categories.map(Self.category))),
-      ("stack_count", .unsigned(UInt64(statistics.stackCount))),
-      (
-        "top_stacks",
-        .array(
-          statistics.topStacks.enumerated().map { rank, stack in
-            Self.stack(stack, rank: rank + 1, frames: report.frames(of: stack))
-          })
-      ),
-    ] + Self.memoryMembers(report))
-    return document.rendered() + "\n"
+    return JSONValue.object(
+      [
+        ("schema_version", .unsigned(Self.schemaVersion)),
+        ("trace", Self.trace(statistics.trace)),
+        ("totals", Self.totals(statistics.totals)),
+        ("categories", .array(statistics.categories.map(Self.category))),
+        ("stack_count", .unsigned(UInt64(statistics.stackCount))),
+        (
+          "top_stacks",
+          .lazyArray(count: statistics.topStacks.count) { index in
+            let stack = statistics.topStacks[index]
+            return Self.stack(stack, rank: index + 1, frames: report.frames(of: stack))
+          }
+        ),
+      ] + Self.memoryMembers(report))
   }
 
   private static func trace(_ trace: TraceSummary) -> JSONValue {

@@ -11,6 +11,9 @@ enum JSONValue {
   case signed(Int)
   case bool(Bool)
   case null
+  /// An array whose elements are made one at a time as they are written, so that a long list
+  /// (a report's top stacks with `--top 1000000`) never exists whole in memory.
+  case lazyArray(count: Int, element: (Int) -> JSONValue)
 
   /// A string, or `null` for `nil`.
   static func string(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
@@ -34,6 +37,8 @@ enum JSONValue {
         inner + Self.quoted(key) + ": " + value.rendered(indent: indent + 2)
       }
       return "{\n" + body.joined(separator: ",\n") + "\n" + outer + "}"
+    case .lazyArray(let count, let element):
+      return JSONValue.array((0..<count).map(element)).rendered(indent: indent)
     case .array(let elements):
       guard !elements.isEmpty else { return "[]" }
       let body = elements.map { inner + $0.rendered(indent: indent + 2) }
@@ -44,6 +49,38 @@ enum JSONValue {
     case .bool(let flag): return flag ? "true" : "false"
     case .null: return "null"
     }
+  }
+
+  /// Writes what ``rendered(indent:)`` returns, piece by piece: containers are never
+  /// formatted whole, and lazy arrays make each element only as it is written.
+  func write(to output: inout some TextOutput, indent: Int = 0) throws(AnalysisError) {
+    let inner = String(repeating: " ", count: indent + 2)
+    let outer = String(repeating: " ", count: indent)
+    switch self {
+    case .object(let members) where !members.isEmpty:
+      for (index, (key, value)) in members.enumerated() {
+        try output.write((index == 0 ? "{\n" : ",\n") + inner + Self.quoted(key) + ": ")
+        try value.write(to: &output, indent: indent + 2)
+      }
+      try output.write("\n" + outer + "}")
+    case .array(let elements) where !elements.isEmpty:
+      try Self.writeElements(elements.count, to: &output, indent: indent) { elements[$0] }
+    case .lazyArray(let count, let element) where count > 0:
+      try Self.writeElements(count, to: &output, indent: indent, element)
+    default:
+      try output.write(rendered(indent: indent))
+    }
+  }
+
+  private static func writeElements(
+    _ count: Int, to output: inout some TextOutput, indent: Int, _ element: (Int) -> JSONValue
+  ) throws(AnalysisError) {
+    let inner = String(repeating: " ", count: indent + 2)
+    for index in 0..<count {
+      try output.write((index == 0 ? "[\n" : ",\n") + inner)
+      try element(index).write(to: &output, indent: indent + 2)
+    }
+    try output.write("\n" + String(repeating: " ", count: indent) + "]")
   }
 
   private static func quoted(_ text: String) -> String {

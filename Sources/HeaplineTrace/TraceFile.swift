@@ -55,6 +55,7 @@ final class TraceFile: Sendable {
       }
       done += result
     }
+    TraceReadProgress.record(end: offset + UInt64(count), fileSize: size)
     return bytes
   }
 

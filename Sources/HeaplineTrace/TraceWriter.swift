@@ -16,8 +16,10 @@ import Glibc
 public struct TraceWriter: Sendable {
   /// The file header written first.
   public let header: TraceHeader
-  /// The file so far.
+  /// The file so far, less what ``takeBytes()`` handed out.
   public var bytes: [UInt8]
+  /// Bytes handed out by ``takeBytes()``: offsets in the file count them.
+  public private(set) var takenByteCount: UInt64 = 0
   /// Headers of the chunks appended so far, with their offsets.
   public private(set) var chunks: [ChunkHeader] = []
   private var nextAllocCounter: [UInt32: UInt64] = [:]
@@ -49,7 +51,7 @@ public struct TraceWriter: Sendable {
     let raw = chunk.payloadBytes
     let stored = encoding == .zstd ? Zstd.compress(raw) : raw
     var header = ChunkHeader(
-      offset: UInt64(bytes.count), kind: .events, encoding: encoding,
+      offset: takenByteCount + UInt64(bytes.count), kind: .events, encoding: encoding,
       threadSerial: chunk.threadSerial, threadID: chunk.threadID,
       storedLength: UInt32(stored.count), rawLength: UInt32(raw.count),
       baseTime: chunk.baseTime ?? lastBaseTime[chunk.threadSerial] ?? 0,
@@ -81,7 +83,8 @@ public struct TraceWriter: Sendable {
   public mutating func appendTrailer(_ trailer: TraceTrailer) {
     let payload = trailer.encoded
     var header = ChunkHeader(
-      offset: UInt64(bytes.count), kind: .trailer, encoding: .raw, threadSerial: 0, threadID: 0,
+      offset: takenByteCount + UInt64(bytes.count), kind: .trailer, encoding: .raw, threadSerial: 0,
+      threadID: 0,
       storedLength: UInt32(payload.count), rawLength: UInt32(payload.count),
       baseTime: trailer.endTime, firstAllocCounter: 0, recordCount: 0, checksum: 0)
     header.seal(over: payload)
@@ -89,10 +92,24 @@ public struct TraceWriter: Sendable {
     bytes += payload
   }
 
+  /// Returns the file's bytes written since the last call and forgets them, so that a trace
+  /// larger than memory can be streamed to disk chunk by chunk.
+  ///
+  /// ```swift
+  /// try output.write(contentsOf: writer.takeBytes())
+  /// ```
+  public mutating func takeBytes() -> [UInt8] {
+    let taken = bytes
+    takenByteCount += UInt64(bytes.count)
+    bytes = []
+    return taken
+  }
+
   /// Writes `header` at its offset in ``bytes``, sealed over the payload bytes that follow it
   /// there: for tests that change a chunk and need its checksum to stay right.
   public mutating func reseal(_ header: ChunkHeader) {
     var header = header
+    precondition(takenByteCount == 0, "reseal needs the whole file in bytes")
     let start = Int(header.payloadOffset)
     header.seal(over: bytes[start..<min(bytes.count, start + Int(header.storedLength))])
     bytes.replaceSubrange(Int(header.offset)..<start, with: header.encoded)

@@ -80,7 +80,9 @@ extension HeaplineCommand {
         case .text: LeakTextRenderer()
         case .json: LeakJSONRenderer()
         }
-      print(renderer.render(report), terminator: "")
+      let text = renderer.render(report)
+      ProgressLine.stop()
+      print(text, terminator: "")
       if report.fails(on: failOn) { throw ExitCode(1) }
     }
   }

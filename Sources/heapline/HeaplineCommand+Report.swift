@@ -58,12 +58,18 @@ extension HeaplineCommand {
       let statistics = try Statistics(reader: reader, options: options)
       let report = StatisticsReport(
         statistics: statistics, symbolizer: symbolize ? Symbolizer() : nil)
-      let renderer: any ReportRenderer =
-        switch format {
-        case .text: TextReportRenderer()
-        case .json: JSONReportRenderer()
-        }
-      print(try renderer.render(report), terminator: "")
+      switch format {
+      case .text:
+        let text = try TextReportRenderer().render(report)
+        ProgressLine.stop()
+        print(text, terminator: "")
+      case .json:
+        // Streamed: with a large --top, the document would be many times the analysis's size.
+        ProgressLine.stop()
+        var output = try FileOutput(path: nil, inputs: [file])
+        try JSONReportRenderer().write(report, to: &output)
+        try output.close()
+      }
     }
   }
 }

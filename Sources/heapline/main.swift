@@ -24,6 +24,8 @@ do {
   Glibc.exit(64)
 }
 do {
+  if let label = HeaplineCommand.progressLabel(for: command) { ProgressLine.start(label: label) }
+  defer { ProgressLine.stop() }
   try command.run()
 } catch let exit as ExitCode {
   Glibc.exit(exit.rawValue)

@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+
+/// Analyses run in memory that follows the live blocks and the stacks, never the number of
+/// events, and show a progress line only on a terminal.
+@Suite("Analysis at scale: bounded memory, progress on a terminal")
+struct AnalysisScaleTests {
+  /// Runs `heapline arguments` under python3 and returns the child's peak RSS in KiB
+  /// (`ru_maxrss` of the waited-for child, the VmHWM it had when it exited) and its stdout.
+  static func peakResidentKiB(_ arguments: [String]) throws -> (kib: Int, stdout: String) {
+    let script = """
+      import resource, subprocess, sys
+      r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, timeout=240)
+      sys.stdout.write(r.stdout.decode())
+      sys.stderr.write(f"{r.returncode} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
+      """
+    let result = try Harness.run(
+      "/usr/bin/env", ["python3", "-c", script, Harness.heapline] + arguments)
+    let fields = result.stderr.split(separator: " ")
+    guard result.status == 0, fields.count == 2, fields[0] == "0", let kib = Int(fields[1]) else {
+      throw HarnessError("heapline \(arguments) under python3 failed: \(result.stderr)")
+    }
+    return (kib, result.stdout)
+  }
+
+  static func totals(_ json: String) throws -> [String: Any] {
+    let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+    guard let totals = object?["totals"] as? [String: Any] else {
+      throw HarnessError("no totals in the report: \(json.prefix(200))")
+    }
+    return totals
+  }
+
+  @Test("report's peak RSS is the same for 1 M and 4 M allocations, and its counts are exact")
+  func reportMemoryDoesNotGrowWithTheEventCount() throws {
+    // Given two traces of the same churn, 64 blocks live at most, one four times as long
+    let directory = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var peaks: [Int] = []
+    for allocations in [1_000_000, 4_000_000] {
+      let path = directory.appendingPathComponent("churn-\(allocations).trace").path
+      try SyntheticChurnTrace.write(to: path, allocations: allocations)
+      // When each is reported, with a --top far above its 16 stacks
+      let run = try Self.peakResidentKiB([
+        "report", path, "--format", "json", "--top", "1000000", "--no-symbolize",
+      ])
+      // Then the totals are exactly those written
+      let totals = try Self.totals(run.stdout)
+      #expect(totals["allocations"] as? Int == allocations)
+      #expect(totals["frees"] as? Int == allocations - SyntheticChurnTrace.liveBlocks)
+      #expect(totals["peak_live_bytes"] as? Int == 64 * 48)
+      #expect(totals["live_bytes"] as? Int == 64 * 48)
+      peaks.append(run.kib)
+    }
+    // And the longer trace took no more memory than the shorter, give or take 4 MiB of
+    // allocator and page-cache noise: 3 M more events must not show
+    #expect(peaks[1] <= peaks[0] + 4096, "peak RSS in KiB: \(peaks)")
+  }
+
+  @Test("report --format json --top 1000000 takes the memory of --top 10, and lists every stack")
+  func reportMemoryDoesNotGrowWithTop() throws {
+    // Given a trace with 4,000 distinct stacks of 24 frames
+    let directory = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("stacks.trace").path
+    try SyntheticChurnTrace.write(to: path, allocations: 200_000, stacks: 4_000, depth: 24)
+    // When it is reported with 10 stacks, then with a --top far above its stack count
+    let few = try Self.peakResidentKiB([
+      "report", path, "--format", "json", "--top", "10", "--no-symbolize",
+    ])
+    let all = try Self.peakResidentKiB([
+      "report", path, "--format", "json", "--top", "1000000", "--no-symbolize",
+    ])
+    // Then the long report lists all 4,000 stacks with their 24 frames each
+    let object = try JSONSerialization.jsonObject(with: Data(all.stdout.utf8)) as? [String: Any]
+    let stacks = object?["top_stacks"] as? [[String: Any]] ?? []
+    #expect(object?["stack_count"] as? Int == 4_000)
+    #expect(stacks.count == 4_000)
+    #expect(stacks.allSatisfy { ($0["frames"] as? [Any])?.count == 24 })
+    #expect(stacks.allSatisfy { $0["allocations"] as? Int == 50 })
+    // And it was written as it was made: 96,000 frames of JSON (about 24 MB) cost no more
+    // than 8 MiB above the ten-stack report
+    #expect(all.kib <= few.kib + 8192, "peak RSS in KiB: \(few.kib) for 10, \(all.kib) for all")
+  }
+
+  @Test("on a terminal, report draws a progress line on stderr and erases it before the report")
+  func progressLineOnATerminal() throws {
+    let directory = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("churn.trace").path
+    try SyntheticChurnTrace.write(to: path, allocations: 200_000)
+    // Given stderr (and stdout) on a pseudo-terminal, and no delay before the line
+    let script = """
+      import os, pty, sys, time
+      pid, fd = pty.fork()
+      if pid == 0:
+          os.environ["HEAPLINE_PROGRESS_AFTER"] = "0"
+          os.execv(sys.argv[1], sys.argv[1:])
+      out, deadline = b"", time.monotonic() + 120
+      while time.monotonic() < deadline:
+          try:
+              data = os.read(fd, 65536)
+          except OSError:
+              break
+          if not data:
+              break
+          out += data
+      else:
+          os.kill(pid, 9)
+      _, status = os.waitpid(pid, 0)
+      sys.stdout.write(out.decode(errors="replace"))
+      sys.exit(os.waitstatus_to_exitcode(status))
+      """
+    // When report runs there
+    let result = try Harness.run(
+      "/usr/bin/env", ["python3", "-c", script, Harness.heapline, "report", path, "--no-symbolize"])
+    // Then the terminal saw the progress line, erased, then the report
+    #expect(result.status == 0, "\(result.stderr)")
+    let line = result.stdout.range(of: "\rheapline report: at ")
+    let erase = result.stdout.range(of: "\r\u{1B}[K")
+    let report = result.stdout.range(of: "200,000")
+    #expect(line != nil, "terminal output: \(result.stdout.debugDescription.prefix(400))")
+    if let line, let erase, let report {
+      #expect(line.lowerBound < erase.lowerBound && erase.upperBound <= report.lowerBound)
+    } else {
+      Issue.record("no erase or no report: \(result.stdout.debugDescription.prefix(400))")
+    }
+  }
+
+  @Test("with stderr not a terminal, an analysis prints nothing extra on it")
+  func noProgressLineWhenRedirected() throws {
+    let directory = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("churn.trace").path
+    try SyntheticChurnTrace.write(to: path, allocations: 200_000)
+    // Given stderr on a pipe, and no delay before a progress line would be due
+    for arguments in [
+      ["report", path, "--no-symbolize"],
+      ["timeline", path, "-o", directory.appendingPathComponent("t.csv").path],
+      ["objects", path, "-o", directory.appendingPathComponent("o.csv").path],
+    ] {
+      // When the analysis runs
+      let result = try Harness.heapline(arguments, environment: ["HEAPLINE_PROGRESS_AFTER": "0"])
+      // Then it succeeds and stderr stays empty
+      #expect(result.status == 0, "\(arguments): \(result.stderr)")
+      #expect(result.stderr == "", "\(arguments)")
+    }
+  }
+}
