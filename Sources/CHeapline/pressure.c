@@ -310,7 +310,14 @@ void heapline_pressure_stop_psi(void) {
 void hl_pressure_install(void) {
   const char *sig = hl_option("HEAPLINE_WARN_SIGNAL");
   hl_warn_signal = sig ? atoi(sig) : 0;  // none unless asked: the program's signals are its own
-  if (start_thread() != 0) return;
+  // The thread, and its eventfd, only when a source of warnings was asked for: a descriptor the
+  // program could have is taken only for a reason.
+  int wanted = (hl_warn_signal > 0 && hl_warn_signal < NSIG) || hl_option("HEAPLINE_PSI") ||
+               hl_option("HEAPLINE_WARN_AT_MS") || hl_option("HEAPLINE_MEMORY_LIMIT");
+  if (!wanted || start_thread() != 0) {
+    hl_budget_install();
+    return;
+  }
   if (hl_warn_signal > 0 && hl_warn_signal < NSIG) {
     struct sigaction action;
     memset(&action, 0, sizeof action);

@@ -55,6 +55,12 @@ package final class SharedBuffers {
 
   deinit { close(descriptor) }
 
+  /// Whether the shim in the program attached to this memory: it loaded and recorded.
+  package var shimStarted: Bool {
+    let header = read(at: 0, count: 8)
+    return header == Layout.magic
+  }
+
   /// The traces that programs before an `exec` left: how many, and the numbers N of the first
   /// and the last `PATH.N`; `nil` when the program never ran `exec`.
   package var execTraces: (count: UInt32, first: UInt32, last: UInt32)? {

@@ -73,6 +73,16 @@ extension HeaplineCommand {
         throw ValidationError("a trace is binary and cannot go to standard output: give -o FILE")
       }
       try SignalOption.check(markSignal, option: "--mark-signal")
+      // One signal, one meaning
+      let chosen = [
+        ("--mark-signal", markSignal), ("--warn-signal", memory.warnSignal),
+        ("--leaks-signal", leakScans.leaksSignal),
+      ].filter { $0.1 != 0 }
+      for (i, first) in chosen.enumerated() {
+        for second in chosen[(i + 1)...] where first.1 == second.1 {
+          throw ValidationError("\(first.0) and \(second.0) cannot both be signal \(first.1)")
+        }
+      }
     }
 
     func run() throws {
@@ -107,6 +117,10 @@ extension HeaplineCommand {
       try TraceRecovery.finish(trace: path, shared: shared, status: status)
       if destination.wasWritten {
         CLIOutput.note(destination.notice)
+      } else if shared.shimStarted {
+        CLIOutput.warning(
+          "the trace was recorded, but '\(path)' is no longer there: the program moved or "
+            + "removed it")
       } else {
         CLIOutput.warning(
           "'\(program)' did not load the preload library (a static or setuid program?): "

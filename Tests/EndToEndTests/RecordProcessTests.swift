@@ -157,4 +157,12 @@ import Testing
       ["record", "-o", trace, "--mark-signal", "40", "--warn-signal", "0", "--", "true"])
     #expect(accepted.status == 0)
   }
+
+  @Test func oneSignalCannotHaveTwoMeanings() throws {
+    let result = try Harness.heapline(
+      ["record", "--mark-signal", "10", "--warn-signal", "10", "--", "true"])
+    #expect(result.status == 64)
+    #expect(
+      result.stderr.hasPrefix("heapline: --mark-signal and --warn-signal cannot both be signal 10"))
+  }
 }

@@ -11,6 +11,7 @@
 //                                     and every descriptor above 2 with its number
 //   aligned                           also one aligned_alloc(24, 100), as glibc allows
 //   dispositions                      prints every signal whose disposition is not the default
+//   rename FROM TO                    chdir("/"), then renames its own trace FROM to TO
 //   errno                             before anything else, an aligned_alloc and 200,000 mallocs
 //                                     and frees that each must leave errno at 0; prints how many
 //                                     did not
@@ -98,6 +99,11 @@ int main(int argc, char **argv) {
         printf("fd %d cloexec %d\n", fd, (fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
     }
     if (dir) closedir(dir);
+    return 0;
+  }
+  if (!strcmp(mode, "rename") && argc > 3) {
+    if (chdir("/") != 0 || rename(argv[2], argv[3]) != 0) return 125;
+    make_blocks(5000, 1000);
     return 0;
   }
   if (!strcmp(mode, "dispositions")) {
