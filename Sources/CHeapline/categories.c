@@ -69,27 +69,21 @@ void hl_categories_reset(void) {
   hl_spin_unlock(&hl_names_lock);
 }
 
-// A new trace starts with the names that earlier recordings in this process registered.
-void hl_categories_emit_all(struct hl_buffer *b) {
+// Writes the names that this recording has not written yet; all of them when `all` (a new trace
+// starts with the names that earlier recordings in this process registered). Swift classes
+// registered unnamed are named again by hl_swift_name_pending.
+static void emit_names(struct hl_buffer *b, int all) {
   hl_spin_lock(&hl_names_lock);
   uint32_t n = hl_name_count;
   hl_spin_unlock(&hl_names_lock);
   for (uint32_t i = 0; i < n; i++) {
     size_t len = strlen(hl_names[i]);
-    if (!len) continue;  // a Swift class: named again by hl_swift_name_pending
+    if (!len || (atomic_exchange(&hl_written[i], 1) && !all)) continue;
     hl_emit_category(b, HL_REGISTERED_CATEGORY + i, hl_kinds[i], hl_names[i], len);
-    atomic_store(&hl_written[i], 1);
   }
 }
 
+void hl_categories_emit_all(struct hl_buffer *b) { emit_names(b, 1); }
+
 // On the shim's thread: the names registered when no buffer could take their record.
-void hl_categories_emit_pending(struct hl_buffer *b) {
-  hl_spin_lock(&hl_names_lock);
-  uint32_t n = hl_name_count;
-  hl_spin_unlock(&hl_names_lock);
-  for (uint32_t i = 0; i < n; i++) {
-    size_t len = strlen(hl_names[i]);
-    if (!len || atomic_exchange(&hl_written[i], 1)) continue;
-    hl_emit_category(b, HL_REGISTERED_CATEGORY + i, hl_kinds[i], hl_names[i], len);
-  }
-}
+void hl_categories_emit_pending(struct hl_buffer *b) { emit_names(b, 0); }
