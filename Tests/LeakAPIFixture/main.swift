@@ -4,7 +4,7 @@
 // address, and a conservative scan takes those for pointers. One line per case:
 //   <case>: <kind> <name> | instances N | definitely B/b | indirectly B/b | possibly B/b
 // `heapline-api-fixture CASE...` runs the cases named (strong, weak, ten, elsewhere, mixed,
-// check, unrecorded), each once; with none, all of them. The tests run each case in a process of its own:
+// check, unrecorded, interior), each once; with none, all of them. The tests run each case in a process of its own:
 // a report symbolizes its stacks with a child process, and Foundation's Process starts a
 // thread that stays, whose stack holds stale words that may point into a later case's blocks.
 import Foundation
@@ -162,5 +162,21 @@ if runs("unrecorded") {
     print("unrecorded: scanned \(check.scan)")
   } catch {
     print("unrecorded: \(error)")
+  }
+}
+
+// A block held only through a pointer into its middle: possibly lost. expectNoLeaks passes it, as
+// `heapline leaks` does, and fails on it with failOn: .possibly.
+nonisolated(unsafe) var interior: UnsafeMutableRawPointer?
+if runs("interior") {
+  for level in [LeakReport.Failure.definitely, .possibly] {
+    do {
+      try Heapline.expectNoLeaks(failOn: level) { interior = malloc(64)! + 8 }
+      print("interior, failing on \(level): passed")
+    } catch let found as LeaksFound {
+      print("interior, failing on \(level): \(describe(found.report))")
+    } catch {
+      print("interior, failing on \(level): error \(error)")
+    }
   }
 }
