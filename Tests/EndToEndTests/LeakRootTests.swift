@@ -11,7 +11,6 @@ import Testing
     let program = try Harness.fixture("mappings", in: dir)
     let heapline = try Referees.heapline(
       program, [dir.appendingPathComponent("heapline.map").path], in: dir)
-    let memcheck = try Referees.memcheck(program, [dir.appendingPathComponent("memcheck.map").path])
     // Ground truth: the 256 KiB block and the 3 + 3 blocks behind freed memory are lost, the
     // two blocks hanging from the big one indirectly; what the file's and the anonymous
     // mappings hold is reachable
@@ -20,8 +19,17 @@ import Testing
     #expect(heapline.report.definitelyLost == definitely)
     #expect(heapline.report.indirectlyLost == indirectly)
     #expect(heapline.report.possiblyLost == LeakAmount())
-    #expect(memcheck.definitelyLost == definitely)
-    #expect(memcheck.indirectlyLost == indirectly)
+    // memcheck, the referee, gives the same verdict. Once in a while (seen once in about twenty
+    // runs) a stale word on valgrind's own stacks keeps the big block reachable for it: it must
+    // agree in one of three runs, and every verdict is shown when it does not.
+    var verdicts: [String] = []
+    for run in 1...3 {
+      let memcheck = try Referees.memcheck(
+        program, [dir.appendingPathComponent("memcheck\(run).map").path])
+      if memcheck.definitelyLost == definitely && memcheck.indirectlyLost == indirectly { break }
+      verdicts.append("run \(run): \(memcheck.definitelyLost) / \(memcheck.indirectlyLost)")
+    }
+    #expect(verdicts.count < 3, "memcheck never agreed: \(verdicts)")
     let groups = Dictionary(
       uniqueKeysWithValues: heapline.report.groups.map { ($0.name, $0.total) })
     #expect(
