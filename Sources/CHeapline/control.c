@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,8 +30,7 @@ static void hl_fork_child(void) {
   // executes is a new process, which `heapline record` does not trace.
   atomic_store(&hl_state, HL_OFF);
   hl_threads_after_fork_child();
-  if (hl_sampler_buffer)  // the parent's, like the threads' buffers
-    munmap(hl_sampler_buffer, (sizeof *hl_sampler_buffer + 4095) / 4096 * 4096);
+  hl_shared_drop_buffer(hl_sampler_buffer);  // the parent's, like the threads' buffers
   hl_sampler_buffer = NULL;
   hl_shared_detach_in_child();
   hl_sampler_forget();

@@ -185,6 +185,7 @@ extern struct hl_shared_header *hl_shared;  // never NULL once a recording has b
 void hl_shared_attach(const char *path);   // the recorder's memory, or private memory
 void hl_shared_begin(void);                 // a new recording
 struct hl_buffer *hl_shared_new_buffer(void);  // a fresh buffer; NULL when out of memory
+void hl_shared_drop_buffer(struct hl_buffer *b);  // unmaps one
 void hl_shared_detach_in_child(void);       // a fork child must never write the parent's memory
 void hl_lost(int reason);
 void hl_lost_poll(struct hl_buffer *b, uint64_t now);  // LOST records for new losses

@@ -92,6 +92,11 @@ struct hl_buffer *hl_shared_new_buffer(void) {
   return b ? b : hl_map(sizeof(struct hl_buffer));
 }
 
+// Unmaps a buffer that hl_shared_new_buffer made, shared or private (a fork child drops them).
+void hl_shared_drop_buffer(struct hl_buffer *b) {
+  if (b) munmap(b, slot_bytes());
+}
+
 // In a fork child, before anything else runs: the buffers and the commit are the parent's.
 // The child forgets them (it never records) and maps nothing of the parent's any more.
 void hl_shared_detach_in_child(void) {

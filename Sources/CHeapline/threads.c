@@ -6,7 +6,6 @@
 // keeps a flusher out of an owner's buffer; their chunks carry thread id 0.
 #include <pthread.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -188,12 +187,8 @@ void hl_flush_all(int final) {
 // The child of fork() has one thread and the parent's buffers, which in shared memory are the
 // very same pages: the child must not write to them, and drops them all unseen.
 void hl_threads_after_fork_child(void) {
-  size_t bytes = ((sizeof(struct hl_buffer) + 4095) / 4096) * 4096;
-  for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++) {
-    struct hl_buffer *b = atomic_load(&hl_buffers[i]);
-    atomic_store(&hl_buffers[i], NULL);
-    if (b) munmap(b, bytes);
-  }
+  for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++)
+    hl_shared_drop_buffer(atomic_exchange(&hl_buffers[i], NULL));
   atomic_store(&hl_buffer_count, 0);
   hl_tls.buf = NULL;
 }
