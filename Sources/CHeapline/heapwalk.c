@@ -212,10 +212,19 @@ void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w, int mapped_ch
       uintptr_t first = m->lo;  // the break starts page-aligned, so the first chunk is there
       while (first < m->lo + 4096 && !chain_fits(first, hi)) first += 16;
       walk(s, m->lo, first, hi);
-    } else if ((m->lo & (HL_HEAP_MAX - 1)) == 0 && m->hi - m->lo >= 4096) {
-      walk_arena_heap(s, m->lo, m->hi);
-    } else if (mapped_chunks && !holds_a_stack(w, m)) {
-      walk_mmapped(s, m->lo, m->hi);
+      continue;
     }
+    // Every 64 MiB boundary, not only the mapping's start: the kernel merges a heap with the
+    // mapping below when their kinds match (glibc puts an arena's next heap just after the one
+    // that filled up, and a full heap is one mapping, read-write to its end).
+    int heaps = 0;
+    uintptr_t owner;
+    for (uintptr_t h = (m->lo + HL_HEAP_MAX - 1) & ~(uintptr_t)(HL_HEAP_MAX - 1); h < m->hi;
+         h += HL_HEAP_MAX)
+      if (looks_like_heap(h, &owner)) {
+        walk_arena_heap(s, h, m->hi);
+        heaps++;
+      }
+    if (!heaps && mapped_chunks && !holds_a_stack(w, m)) walk_mmapped(s, m->lo, m->hi);
   }
 }

@@ -4,9 +4,10 @@
 // address, and a conservative scan takes those for pointers. One line per case:
 //   <case>: <kind> <name> | instances N | definitely B/b | indirectly B/b | possibly B/b
 // `heapline-api-fixture CASE...` runs the cases named (strong, weak, ten, elsewhere, mixed,
-// check, unrecorded, interior), each once; with none, all of them. The tests run each case in a process of its own:
-// a report symbolizes its stacks with a child process, and Foundation's Process starts a
-// thread that stays, whose stack holds stale words that may point into a later case's blocks.
+// check, unrecorded, interior, cached), each once; with none, all of them. The tests run each
+// case in a process of its own: a report symbolizes its stacks with a child process, and
+// Foundation's Process starts a thread that stays, whose stack holds stale words that may point
+// into a later case's blocks.
 import Foundation
 import Heapline
 import HeaplineAnalysis
@@ -178,5 +179,46 @@ if runs("interior") {
     } catch {
       print("interior, failing on \(level): error \(error)")
     }
+  }
+}
+
+// Caches made before the recording, in blocks it never saw, that keep blocks made during it: one
+// in the main heap, and one in another thread's arena, whose heap the kernel merged with a
+// mapping of its kind just below it (as it merges an arena's heap with the one before it, when
+// that one filled its 64 MiB). Nothing is lost. (CoreFoundation's locale cache is such a cache.)
+nonisolated(unsafe) var mainCache: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+nonisolated(unsafe) var threadCache: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+
+/// The start of the mapping that holds `address`, from /proc/self/maps.
+func mappingStart(of address: UInt) -> UInt? {
+  guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else {
+    return nil
+  }
+  for line in maps.split(separator: "\n") {
+    let range = line.prefix { $0 != " " }.split(separator: "-").compactMap { UInt($0, radix: 16) }
+    if range.count == 2, range[0] <= address, address < range[1] { return range[0] }
+  }
+  return nil
+}
+
+if runs("cached") {
+  mainCache = malloc(48)!.bindMemory(to: UnsafeMutableRawPointer?.self, capacity: 6)
+  var merged = false
+  onFreshThread {
+    threadCache = malloc(48)!.bindMemory(to: UnsafeMutableRawPointer?.self, capacity: 6)
+    let heap = UInt(bitPattern: threadCache) & ~UInt((64 << 20) - 1)
+    guard heap != 0, mappingStart(of: heap) == heap else { return }
+    let below = UnsafeMutableRawPointer(bitPattern: heap - 65536)
+    let fixedNoReplace: Int32 = 0x100000
+    let made = mmap(
+      below, 65536, PROT_READ | PROT_WRITE,
+      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | fixedNoReplace, -1,
+      0)
+    merged = made == below && mappingStart(of: heap) == heap - 65536
+  }
+  print("cached: heap merged with the mapping below: \(merged)")
+  expectNoLeaks("cached") {
+    mainCache![0] = malloc(100)
+    threadCache![0] = malloc(120)
   }
 }
