@@ -13,8 +13,11 @@ struct StatisticsAccumulator {
     var categorySlot: Int32
   }
 
-  private var live: [AllocID: LiveBlock] = [:]
-  private var stackSlots: [StackID: Int32] = [:]
+  private var live = LiveTable<LiveBlock>()
+  /// Slots of stacks, indexed by id, -1 when unused: the shim numbers stacks 1, 2, 3…, so
+  /// the common case needs no hashing. Ids past the array's bound (a damaged trace's) hash.
+  private var denseStackSlots: [Int32] = []
+  private var sparseStackSlots: [StackID: Int32] = [:]
   private(set) var stackIDs: [StackID] = []
   private(set) var stackCounters: [UsageCounter] = []
   /// Slots of size-class categories, indexed by class, -1 when unused: the common case
@@ -50,7 +53,7 @@ struct StatisticsAccumulator {
       categorySlot: categorySlot(alloc.category))
     // An id that is still live means a damaged or duplicated record: retire the old block so
     // the live figures stay consistent.
-    if let previous = live.updateValue(block, forKey: alloc.id) { retire(previous) }
+    if let previous = live.insert(alloc.id, block) { retire(previous) }
     stackCounters[Int(block.stackSlot)].allocate(alloc.size, epoch: peakEpoch)
     categoryCounters[Int(block.categorySlot)].allocate(alloc.size, epoch: peakEpoch)
     totals.allocationCount &+= 1
@@ -66,7 +69,7 @@ struct StatisticsAccumulator {
   }
 
   private mutating func release(_ free: FreeEvent) {
-    guard let block = live.removeValue(forKey: free.id) else {
+    guard let block = live.remove(free.id) else {
       // Allocated before recording began (or in a chunk lost to a crash): nothing to undo.
       totals.unmatchedFreeCount &+= 1
       return
@@ -90,9 +93,23 @@ struct StatisticsAccumulator {
   }
 
   private mutating func stackSlot(_ id: StackID) -> Int32 {
-    if let slot = stackSlots[id] { return slot }
+    let dense = id.rawValue < 1 << 24
+    let index = Int(truncatingIfNeeded: id.rawValue)
+    if dense, index < denseStackSlots.count, denseStackSlots[index] >= 0 {
+      return denseStackSlots[index]
+    }
+    if !dense, let slot = sparseStackSlots[id] { return slot }
     let slot = Int32(stackIDs.count)
-    stackSlots[id] = slot
+    if dense {
+      if index >= denseStackSlots.count {
+        denseStackSlots.append(
+          contentsOf: repeatElement(
+            -1, count: max(index + 1, 2 * denseStackSlots.count) - denseStackSlots.count))
+      }
+      denseStackSlots[index] = slot
+    } else {
+      sparseStackSlots[id] = slot
+    }
     stackIDs.append(id)
     stackCounters.append(UsageCounter())
     return slot

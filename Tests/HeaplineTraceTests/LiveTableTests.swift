@@ -1,0 +1,83 @@
+import HeaplineTrace
+import Testing
+
+@testable import HeaplineAnalysis
+
+/// The analyses' table of live blocks against a dictionary that holds the same blocks.
+@Suite struct LiveTableTests {
+  /// A generator that every run repeats (SplitMix64).
+  struct Seeded: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+      state &+= 0x9E37_79B9_7F4A_7C15
+      var z = state
+      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+      return z ^ (z >> 31)
+    }
+  }
+
+  @Test func insertsAndRemovesAgreeWithADictionaryThroughEveryGrowth() {
+    // Given 200,000 allocations from 8 threads, each freed at random while the others come
+    var rng = Seeded(state: 42)
+    var table = LiveTable<(size: UInt64, stack: UInt32)>()
+    var model: [AllocID: (size: UInt64, stack: UInt32)] = [:]
+    var pending: [AllocID] = []
+    var counters = [UInt64](repeating: 0, count: 8)
+    var most = 0
+    for step in 0..<200_000 {
+      let thread = Int(rng.next() % 8)
+      counters[thread] += 1
+      let id = AllocID(threadSerial: UInt32(thread + 1), counter: counters[thread])
+      let payload = (size: UInt64(step % 4096), stack: UInt32(step % 97))
+      // When each is inserted, and a random earlier one is removed half of the time
+      #expect(table.insert(id, payload) == nil)
+      model[id] = payload
+      pending.append(id)
+      most = max(most, model.count)
+      if rng.next() % 2 == 0 {
+        let victim = pending.swapAt(Int(rng.next() % UInt64(pending.count)))
+        #expect(table.remove(victim)?.size == model.removeValue(forKey: victim)?.size)
+      }
+    }
+    // Then the table holds exactly the model's blocks, and knows how many it held at most
+    #expect(table.count == model.count)
+    #expect(table.maxCount == most)
+    #expect(table.values.map(\.size).sorted() == model.values.map(\.size).sorted())
+    for id in pending { #expect(table.remove(id)?.stack == model[id]?.stack) }
+    #expect(table.count == 0)
+  }
+
+  @Test func aLiveIdGivesBackItsOldBlockAndAnUnknownIdNothing() {
+    var table = LiveTable<UInt64>()
+    let id = AllocID(threadSerial: 1, counter: 7)
+    #expect(table.insert(id, 10) == nil)
+    #expect(table.insert(id, 20) == 10)
+    #expect(table.count == 1)
+    #expect(table.remove(AllocID(threadSerial: 1, counter: 8)) == nil)
+    #expect(table.remove(id) == 20)
+    #expect(table.remove(id) == nil)
+  }
+
+  @Test(arguments: [
+    AllocID(threadSerial: (1 << 24) - 1, counter: 1), AllocID(threadSerial: 1, counter: 1 << 40),
+    AllocID(threadSerial: .max, counter: .max), AllocID(threadSerial: 0, counter: 0),
+  ])
+  func idsOfADamagedTraceThatDoNotPackStillWork(id: AllocID) {
+    var table = LiveTable<UInt64>()
+    #expect(table.insert(id, 5) == nil)
+    #expect(table.insert(AllocID(threadSerial: 2, counter: 3), 6) == nil)
+    #expect(table.count == 2)
+    #expect(table.values.sorted() == [5, 6])
+    #expect(table.remove(id) == 5)
+    #expect(table.count == 1)
+  }
+}
+
+extension Array {
+  /// Removes the element at `index` by moving the last one there, and returns it.
+  fileprivate mutating func swapAt(_ index: Int) -> Element {
+    swapAt(index, count - 1)
+    return removeLast()
+  }
+}
