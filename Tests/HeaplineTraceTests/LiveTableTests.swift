@@ -5,21 +5,9 @@ import Testing
 
 /// The analyses' table of live blocks against a dictionary that holds the same blocks.
 @Suite struct LiveTableTests {
-  /// A generator that every run repeats (SplitMix64).
-  struct Seeded: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
-
   @Test func insertsAndRemovesAgreeWithADictionaryThroughEveryGrowth() {
     // Given 200,000 allocations from 8 threads, each freed at random while the others come
-    var rng = Seeded(state: 42)
+    var rng = TraceDamageFuzzTests.Seeded(state: 42)
     var table = LiveTable<(size: UInt64, stack: UInt32)>()
     var model: [AllocID: (size: UInt64, stack: UInt32)] = [:]
     var pending: [AllocID] = []
