@@ -23,7 +23,10 @@ let package = Package(
     // Tools/build-preload.sh, because a SwiftPM dynamic product would pull in libswiftCore.
     .target(
       name: "CHeapline", dependencies: ["CLibunwind", "CZstd"],
-      cSettings: [.define("UNW_LOCAL_ONLY"), .define("_GNU_SOURCE"), .unsafeFlags(["-ftls-model=initial-exec"])],
+      cSettings: [
+        .define("UNW_LOCAL_ONLY"), .define("_GNU_SOURCE"),
+        .unsafeFlags(["-ftls-model=initial-exec"]),
+      ],
       linkerSettings: [.linkedLibrary("pthread"), .linkedLibrary("dl")]),
     .target(name: "HeaplineTrace", dependencies: ["CZstd"]),
     .target(name: "HeaplineAnalysis", dependencies: ["HeaplineTrace"]),
@@ -63,7 +66,8 @@ let package = Package(
     .testTarget(
       name: "HeaplineImagingTests", dependencies: ["HeaplineImaging", "Heapline", "HeaplineTrace"]),
     .testTarget(
-      name: "EndToEndTests", dependencies: ["HeaplineTrace", "HeaplineAnalysis"],
+      name: "EndToEndTests",
+      dependencies: ["HeaplineTrace", "HeaplineAnalysis", "HeaplineImaging"],
       exclude: ["Fixtures"]),
   ]
 )

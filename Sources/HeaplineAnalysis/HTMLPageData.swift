@@ -55,7 +55,11 @@ struct HTMLPageData {
         ])
       ),
       ("stacks", .array(stackJSON)),
-      ("leaks", leakReport.map { HTMLPageLeaks.json($0, limit: options.leakGroups, frames: &frames) } ?? .null),
+      (
+        "leaks",
+        leakReport.map { HTMLPageLeaks.json($0, limit: options.leakGroups, frames: &frames) }
+          ?? .null
+      ),
       (
         "low_memory_report",
         statistics.memoryLimitKill == nil
@@ -64,7 +68,8 @@ struct HTMLPageData {
       ),
       ("frames", frames.json),
     ])
-    return "{\"report\":" + HTMLPage.compact(reportText.text) + ",\"page\":" + page.compactRendered()
+    return "{\"report\":" + HTMLPage.compact(reportText.text) + ",\"page\":"
+      + page.compactRendered()
       + "}"
   }
 

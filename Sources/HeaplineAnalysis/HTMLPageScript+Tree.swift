@@ -145,7 +145,13 @@ extension HTMLPageScript {
     drawTimeline();
     drawLeaks();
     drawFootprint();
-    setScope({kind: "all"});
+    // A link can open the page at an instant (#at=SECONDS) or a range (#from=S&to=S).
+    const linked = new URLSearchParams(location.hash.slice(1));
+    const linkedNs = (name) => Math.round(Number(linked.get(name)) * 1e9);
+    if (linked.has("at")) setScope({kind: "instant", b: bucketOf(linkedNs("at"))});
+    else if (linked.has("to")) setScope({kind: "range", a: bucketOf(linkedNs("from") + 1),
+      b: bucketOf(linkedNs("to"))});
+    else setScope({kind: "all"});
     document.body.setAttribute("data-ready", "true");
     """#
 }
