@@ -23,10 +23,7 @@ let package = Package(
     // Tools/build-preload.sh, because a SwiftPM dynamic product would pull in libswiftCore.
     .target(
       name: "CHeapline", dependencies: ["CLibunwind", "CZstd"],
-      cSettings: [
-        .define("UNW_LOCAL_ONLY"), .define("_GNU_SOURCE"),
-        .unsafeFlags(["-ftls-model=initial-exec"]),
-      ],
+      cSettings: [.define("UNW_LOCAL_ONLY"), .define("_GNU_SOURCE"), .unsafeFlags(["-ftls-model=initial-exec"])],
       linkerSettings: [.linkedLibrary("pthread"), .linkedLibrary("dl")]),
     .target(name: "HeaplineTrace", dependencies: ["CZstd"]),
     .target(name: "HeaplineAnalysis", dependencies: ["HeaplineTrace"]),
