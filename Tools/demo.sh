@@ -2,7 +2,8 @@
 # The main job on a fresh Debian machine: installs what Heapline needs, builds it in release, and
 # records the bundled slideshow twice, the wrong way (--leaky) and the right way (--fixed), each
 # with a memory warning 2 s in. It prints the report of each run and the timeline of malloc's
-# live bytes, the decoded photos' backing stores and RSS.
+# live bytes, the decoded photos' backing stores and RSS, and writes the page of each run
+# (heapline view) to open in a browser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" = 0 ] && ! pkg-config --exists libunwind libzstd libjpeg libpng16 2>/dev/null; then
@@ -35,4 +36,7 @@ for mode in leaky fixed; do
   echo "=== heapline timeline, every 250 ms"
   "$bin/heapline" timeline "$trace" --interval 250 --categories 3 -o "$trace.csv"
   summarize "$trace.csv"
+  "$bin/heapline" view "$trace" -o "$out/heapline-slideshow-$mode.html"
 done
+echo "=== the pages of both runs, to open in any browser:"
+for mode in leaky fixed; do echo "  $out/heapline-slideshow-$mode.html"; done

@@ -106,6 +106,7 @@ enum HTMLPageScript {
     """#
 
   static let timeline = #"""
+    const hiddenLines = new Set();
     function drawTimeline() {
       const T = P.timeline, rows = T.rows, cats = T.categories, base = T.columns.length;
       const width = Math.max(600, $("timeline").clientWidth || 1000), height = 280;
@@ -113,7 +114,10 @@ enum HTMLPageScript {
       const plotW = width - left - right, plotH = height - top - bottom;
       const end = Math.max(1, T.end_ns);
       let maxY = 1;
-      for (const row of rows) maxY = Math.max(maxY, row[1], row[6], row[7] || 0);
+      for (const row of rows) {
+        maxY = Math.max(maxY, row[1], hiddenLines.has(6) ? 0 : row[6],
+          hiddenLines.has(7) ? 0 : row[7] || 0);
+      }
       const x = (ns) => left + ns / end * plotW, y = (v) => top + plotH - v / maxY * plotH;
       const svg = el("svg:svg", {viewBox: "0 0 " + width + " " + height, height: height,
         id: "timeline-svg"});
@@ -147,11 +151,19 @@ enum HTMLPageScript {
       const line = (column, color, name, dash) => {
         const usable = rows.filter((row) => row[column] !== null);
         if (!usable.some((row) => row[column] > 0)) return;
-        svg.append(el("svg:path", {d: usable.map((row, k) => (k ? "L" : "M") + x(row[0]) + " "
-          + y(row[column])).join(""), fill: "none", stroke: color, "stroke-width": 1.6,
-          "stroke-dasharray": dash}));
-        legend.append(el("span", {}, el("span", {class: "swatch", style: "background:" + color}),
-          name));
+        const hidden = hiddenLines.has(column);
+        if (!hidden) {
+          svg.append(el("svg:path", {d: usable.map((row, k) => (k ? "L" : "M") + x(row[0]) + " "
+            + y(row[column])).join(""), fill: "none", stroke: color, "stroke-width": 1.6,
+            "stroke-dasharray": dash}));
+        }
+        // A line far above malloc's bytes flattens them: clicking its name takes it off the
+        // scale.
+        legend.append(el("span", {style: "cursor:pointer;opacity:" + (hidden ? 0.4 : 1),
+          title: (hidden ? "Show " : "Hide ") + name, onclick: () => {
+            if (hidden) hiddenLines.delete(column); else hiddenLines.add(column);
+            drawTimeline();
+          }}, el("span", {class: "swatch", style: "background:" + color}), name));
       };
       line(6, "#222", "backing stores", "5 3");
       line(7, "#c93400", "RSS", null);
