@@ -129,7 +129,8 @@ enum HTMLPageScript {
           "font-size": 11, fill: "#6e6e73"}, human(Math.round(v))));
       }
       for (let k = 0; k <= 5; k++) {
-        svg.append(el("svg:text", {x: x(end * k / 5), y: height - 10, "text-anchor": "middle",
+        const anchor = k === 0 ? "start" : k === 5 ? "end" : "middle";
+        svg.append(el("svg:text", {x: x(end * k / 5), y: height - 10, "text-anchor": anchor,
           "font-size": 11, fill: "#6e6e73"}, Number((end * k / 5 / 1e9).toPrecision(4)) + " s"));
       }
       const points = [[0, new Array(cats.length).fill(0)]].concat(rows.map((row) =>
@@ -170,7 +171,9 @@ enum HTMLPageScript {
       const marker = (ns, color, label) => {
         svg.append(el("svg:line", {x1: x(ns), x2: x(ns), y1: top, y2: top + plotH, stroke: color,
           "stroke-width": 1.2, "stroke-dasharray": "3 2"}, el("svg:title", {}, label)));
-        svg.append(el("svg:text", {x: x(ns) + 3, y: top + 10, "font-size": 10, fill: color},
+        const nearRight = x(ns) > left + plotW - 140;
+        svg.append(el("svg:text", {x: x(ns) + (nearRight ? -3 : 3), y: top + 10, "font-size": 10,
+          fill: color, "text-anchor": nearRight ? "end" : "start"},
           label.length > 24 ? label.slice(0, 23) + "\u2026" : label));
       };
       for (const [row, name] of T.marks) {

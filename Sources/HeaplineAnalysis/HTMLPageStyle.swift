@@ -21,7 +21,8 @@ enum HTMLPageStyle {
     table { border-collapse: collapse; width: 100%; background: var(--bg); }
     th, td { padding: 3px 8px; border-bottom: 1px solid var(--line); text-align: right;
       white-space: nowrap; font-variant-numeric: tabular-nums; }
-    th:first-child, td:first-child { text-align: left; white-space: normal; }
+    th:first-child, td:first-child { text-align: left; white-space: normal;
+      overflow-wrap: anywhere; }
     th { cursor: pointer; user-select: none; background: #ebebef; position: sticky; top: 0; }
     th.sorted::after { content: " \25BE"; }
     th.sorted.ascending::after { content: " \25B4"; }
