@@ -29,11 +29,12 @@ struct HTMLPageData {
     let timeline = try TimelineScan(reader: reader, options: timelineOptions(reader))
     let categories = gridCategories(statistics)
     let bucket = timeline.options.interval * UInt64(max(1, options.bucketSteps))
-    let grid = try HTMLPageGrid(
+    var grid = try HTMLPageGrid(
       reader: reader, bucketLength: bucket,
       bucketCount: timeline.endTime == 0 ? 1 : Int((timeline.endTime - 1) / bucket) + 1,
       stack: { stacks[$0] ?? stackJSON.count - 1 },
       category: { categories.indices[$0] ?? categories.names.count - 1 })
+    grid.coarsen(toAtMost: options.gridCells)
     let page = JSONValue.object([
       ("timeline", try HTMLPageTimeline.json(timeline)),
       (

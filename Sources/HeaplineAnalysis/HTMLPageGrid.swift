@@ -21,8 +21,8 @@ struct HTMLPageGrid {
     }
   }
 
-  let bucketLength: UInt64
-  let bucketCount: Int
+  private(set) var bucketLength: UInt64
+  private(set) var bucketCount: Int
   /// `[stack index, category index]` of each site.
   private(set) var sites: [[Int]] = []
   private(set) var cells: [Cell: (count: UInt64, bytes: UInt64)] = [:]
@@ -62,6 +62,25 @@ struct HTMLPageGrid {
       }
     }
     for block in live.values { add(block, freed: self.bucketCount) }
+  }
+
+  /// Merges buckets pairwise until at most `limit` cells remain (or one bucket does), so
+  /// that the page's size stays bounded however the sites spread over time. Exact: a block
+  /// allocated and freed within one merged bucket is not live at its end, as in any bucket.
+  mutating func coarsen(toAtMost limit: Int) {
+    while cells.count > limit && bucketCount > 1 {
+      let count = (bucketCount + 1) / 2
+      var merged: [Cell: (count: UInt64, bytes: UInt64)] = [:]
+      for (cell, value) in cells {
+        let freed = cell.freed == bucketCount ? count : cell.freed / 2
+        let key = Cell(site: cell.site, allocated: cell.allocated / 2, freed: freed)
+        merged[key, default: (0, 0)].count &+= value.count
+        merged[key, default: (0, 0)].bytes &+= value.bytes
+      }
+      cells = merged
+      bucketCount = count
+      bucketLength &*= 2
+    }
   }
 
   /// The bucket of an event at `time`; events past the last bucket's end fall in it.

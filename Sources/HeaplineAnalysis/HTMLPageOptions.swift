@@ -12,6 +12,9 @@ public struct HTMLPageOptions: Hashable, Sendable {
   /// Timeline steps per bucket of the grid that instants and ranges snap to (about
   /// `timelinePoints / bucketSteps` buckets).
   public var bucketSteps = 8
+  /// The most cells of the grid of instants and ranges: beyond, its buckets are merged two by
+  /// two (each cell is about 25 bytes of the page).
+  public var gridCells = 60_000
   /// The stacks kept for each weight of the call tree; the page keeps the union, and sums the
   /// rest into an "other" row.
   public var stacksPerWeight = 60

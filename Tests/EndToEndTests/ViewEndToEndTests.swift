@@ -61,6 +61,21 @@ struct ViewEndToEndTests {
         "Malloc 1008 Bytes", "600,000", "600", "400", "1,000,000", "1,000",
         "1,000,000",
       ])
+    // And the call tree's weights of the malloc in make_blocks are exact: 1,000 blocks at the
+    // peak, none temporary, and the 600 never freed lost with the pointer array (the leak
+    // scan at exit)
+    let text = try String(contentsOfFile: page, encoding: .utf8)
+    let data = try #require(HTMLPage.embeddedData(of: text))
+    let object = try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any]
+    let embedded = try #require(object?["page"] as? [String: Any])
+    let frames = try #require(embedded["frames"] as? [[String]])
+    let stacks = try #require(embedded["stacks"] as? [[String: Any]])
+    let mallocs = stacks.filter { stack in
+      (stack["frames"] as? [Int] ?? []).contains { index in
+        frames[index][0] == "make_blocks" && frames[index][2].hasSuffix("blocks.c:9")
+      }
+    }
+    #expect(mallocs.map { $0["weights"] as? [Int] } == [[1_000_000, 1_000_000, 1_000, 0, 600_000]])
     // And the screenshot is the window's size, and not blank
     let png = dir.appendingPathComponent("blocks.png").path
     try ChromiumPage.screenshot(page, to: png, width: 1000, height: 1400)

@@ -94,6 +94,28 @@ struct HTMLPageDataTests {
     }
   }
 
+  @Test func aGridOverItsCellBoundMergesBucketsAndStaysExact() throws {
+    // Given the trace of known times, whose grid has 4 cells in 5 buckets of 200 µs
+    let trace = try Self.knownTimes()
+    var options = Self.gridOptions
+    options.gridCells = 3
+    // When the page may hold 3 cells
+    let (_, page) = try Self.pageData(trace, options: options)
+    let grid = try #require(page["grid"] as? [String: Any])
+    // Then buckets merged twice, to 2 of 800 µs, where A and B fall in one cell
+    #expect(grid["bucket_ns"] as? Int == 800_000)
+    #expect(grid["buckets"] as? Int == 2)
+    #expect((grid["cells"] as? [Int])?.count == 3 * 5)
+    // And each bucket end still gives what report --at gives there
+    let instants = try Self.instants(grid)
+    #expect(instants.map(\.live) == [96, 96])
+    for (b, end) in [800_000, 1_000_000].enumerated() {
+      let at = try Statistics(contentsOf: trace.path, options: .init(upTo: .nanoseconds(end)))
+      #expect(UInt64(instants[b].live) == at.totals.liveBytes)
+      #expect(UInt64(instants[b].total) == at.totals.allocatedBytes)
+    }
+  }
+
   @Test func aRangeOfBucketsGivesWhatWasAllocatedInItAndIsLiveAtItsEnd() throws {
     let trace = try Self.knownTimes()
     let (_, page) = try Self.pageData(trace, options: Self.gridOptions)
