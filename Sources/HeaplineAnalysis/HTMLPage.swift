@@ -5,7 +5,8 @@ import HeaplineTrace
 /// and it loads nothing, so it opens offline in any browser.
 ///
 /// The figures come from the computations behind `report --format json` (embedded as it
-/// writes it), `timeline` and `leaks`, aggregated to the bounds of ``HTMLPageOptions``.
+/// writes it), `timeline` and `leaks`, aggregated to the bounds of ``HTMLPageOptions``; the
+/// embedded data is described in <doc:ViewPage>.
 ///
 /// ```swift
 /// var output = try FileOutput(path: "app.html", inputs: ["app.trace"])

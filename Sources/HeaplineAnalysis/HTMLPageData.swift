@@ -132,7 +132,7 @@ struct HTMLPageData {
   }
 
   /// The categories of the grid: the top ones by bytes at the peak, persistent bytes and
-  /// total bytes, in the report's order, then "other".
+  /// total bytes, in the report's order, then "(other categories)".
   private func gridCategories(_ statistics: Statistics)
     -> (names: [String], indices: [CategoryID: Int])
   {
@@ -150,6 +150,6 @@ struct HTMLPageData {
       indices[category.id] = names.count
       names.append(category.name)
     }
-    return (names + ["other"], indices)
+    return (names + ["(other categories)"], indices)
   }
 }

@@ -17,6 +17,7 @@ extension HeaplineCommand {
     case let objects as Objects: return streams(objects.output) ? nil : "objects"
     case let diff as Diff: return streams(diff.output) ? nil : "diff"
     case let export as Export: return streams(export.output) ? nil : "export"
+    case let view as View: return streams(view.output) ? nil : "view"
     default: return nil
     }
   }
