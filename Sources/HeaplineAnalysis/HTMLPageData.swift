@@ -65,13 +65,19 @@ struct HTMLPageData {
         "low_memory_report",
         statistics.memoryLimitKill == nil
           ? .null
-          : .string(LowMemoryReportRenderer(program: "the program").render(report))
+          : .string(LowMemoryReportRenderer(program: programName(statistics)).render(report))
       ),
       ("frames", frames.json),
     ])
     return "{\"report\":" + HTMLPage.compact(reportText.text) + ",\"page\":"
       + page.compactRendered()
       + "}"
+  }
+
+  /// The traced program's file name: the shim maps the main program first.
+  private func programName(_ statistics: Statistics) -> String {
+    let path = statistics.modules.first?.path ?? ""
+    return path.split(separator: "/").last.map(String.init) ?? "the program"
   }
 
   private func timelineOptions(_ reader: TraceReader) throws(AnalysisError) -> TimelineOptions {
