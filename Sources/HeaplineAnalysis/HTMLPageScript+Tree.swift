@@ -145,8 +145,12 @@ extension HTMLPageScript {
     drawTimeline();
     drawLeaks();
     drawFootprint();
-    // A link can open the page at an instant (#at=SECONDS) or a range (#from=S&to=S).
+    // A link can open the page at an instant (#at=SECONDS) or a range (#from=S&to=S), with
+    // a view of the call tree (tree=top-down|bottom-up|flame, weight=0…4, filter=TEXT).
     const linked = new URLSearchParams(location.hash.slice(1));
+    if (linked.has("tree")) $("tree-view").value = linked.get("tree");
+    if (linked.has("weight")) $("tree-weight").value = linked.get("weight");
+    if (linked.has("filter")) $("tree-filter").value = linked.get("filter");
     const linkedNs = (name) => Math.round(Number(linked.get(name)) * 1e9);
     if (linked.has("at")) setScope({kind: "instant", b: bucketOf(linkedNs("at"))});
     else if (linked.has("to")) setScope({kind: "range", a: bucketOf(linkedNs("from") + 1),

@@ -76,6 +76,17 @@ struct ViewEndToEndTests {
       }
     }
     #expect(mallocs.map { $0["weights"] as? [Int] } == [[1_000_000, 1_000_000, 1_000, 0, 600_000]])
+    // And the flame graph by leaked bytes, filtered to make_blocks, is the one path from the
+    // process's start down to make_blocks, whose two allocations (its 600 blocks never freed
+    // and the pointer array that held them) the leak scan found lost: 608,000 B
+    let flame = try ChromiumPage.dom(page, fragment: "tree=flame&weight=4&filter=make_blocks")
+    let svg = try #require(flame.components(separatedBy: "id=\"flame-svg\"").last)
+    let titles = svg.components(separatedBy: "<title>").dropFirst().map {
+      $0.components(separatedBy: "</title>")[0]
+    }
+    #expect(titles.first == "all stacks\n608,000 B (593.75 KiB)", "\(titles)")
+    #expect(titles.last == "make_blocks  (blocks)\n608,000 B (593.75 KiB)", "\(titles)")
+    #expect(titles.allSatisfy { $0.hasSuffix("\n608,000 B (593.75 KiB)") }, "\(titles)")
     // And the screenshot is the window's size, and not blank
     let png = dir.appendingPathComponent("blocks.png").path
     try ChromiumPage.screenshot(page, to: png, width: 1000, height: 1400)
