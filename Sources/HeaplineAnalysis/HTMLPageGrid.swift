@@ -35,7 +35,7 @@ struct HTMLPageGrid {
     self.bucketLength = max(1, bucketLength)
     self.bucketCount = max(1, bucketCount)
     var siteIndices: [[Int]: Int] = [:]
-    var live: [AllocID: (size: UInt64, site: Int, bucket: Int)] = [:]
+    var live = LiveTable<(size: UInt64, site: Int, bucket: Int)>()
     var stream = reader.events()
     while let event = try stream.nextEvent() {
       switch event {
@@ -52,11 +52,11 @@ struct HTMLPageGrid {
         let block = (alloc.size, site, bucket(alloc.time))
         // A live id allocated again is a damaged record: its first block counts as freed
         // here, as the statistics retire it.
-        if let previous = live.updateValue(block, forKey: alloc.id) {
+        if let previous = live.insert(alloc.id, block) {
           add(previous, freed: bucket(alloc.time))
         }
       case .free(let free):
-        guard let block = live.removeValue(forKey: free.id) else { continue }
+        guard let block = live.remove(free.id) else { continue }
         add(block, freed: bucket(free.time))
       default: continue
       }

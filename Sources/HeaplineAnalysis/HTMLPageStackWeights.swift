@@ -32,7 +32,7 @@ struct HTMLPageStackWeights: Hashable {
   static func compute(reader: TraceReader) throws(AnalysisError)
     -> (weights: [StackID: HTMLPageStackWeights], metadata: TraceMetadata)
   {
-    var live: [AllocID: (size: UInt64, slot: Int)] = [:]
+    var live = LiveTable<(size: UInt64, slot: Int)>()
     var slots: [StackID: Int] = [:]
     var stacks: [StackID] = []
     var counters: [UsageCounter] = []
@@ -54,7 +54,7 @@ struct HTMLPageStackWeights: Hashable {
             temporary.append(0)
             return stacks.count - 1
           }()
-        if let previous = live.updateValue((alloc.size, slot), forKey: alloc.id) {
+        if let previous = live.insert(alloc.id, (alloc.size, slot)) {
           counters[previous.slot].release(previous.size, epoch: epoch)
           liveBytes &-= previous.size
         }
@@ -67,7 +67,7 @@ struct HTMLPageStackWeights: Hashable {
         lastAllocation = alloc.id
       case .free(let free):
         defer { lastAllocation = nil }
-        guard let block = live.removeValue(forKey: free.id) else { continue }
+        guard let block = live.remove(free.id) else { continue }
         if free.id == lastAllocation { temporary[block.slot] &+= 1 }
         counters[block.slot].release(block.size, epoch: epoch)
         liveBytes &-= block.size
