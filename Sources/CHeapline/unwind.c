@@ -6,6 +6,7 @@
 // Those bounds are found once per thread from /proc (its [stack] mapping for the main thread;
 // for the others, the mapping that holds the thread's descriptor, which glibc puts at the top of
 // the stack), and a stack pointer outside them (a signal stack, a coroutine's) goes to libunwind.
+#include <pthread.h>
 #include <string.h>
 
 #include "leakscan.h"
@@ -37,24 +38,35 @@ static __thread struct {
 
 void hl_unwind_forget_rules(void) { atomic_fetch_add(&hl_rules_generation, 1); }
 
-// Where the thread's stack lies, when `sp` is on it. The main thread's stack may grow below what
-// was seen, and a thread may run on another stack for a while: either costs one more look, up to
-// a bound, after which such stacks go to libunwind.
+// Where the thread's stack lies, when `sp` is on it. A thread that glibc made has its descriptor
+// at the top of its stack, and pthread_getattr_np reads the stack's extent from it (for another
+// thread than the main one it takes no lock that malloc may hold, and calls no malloc while it
+// holds its own). The main thread's stack is the [stack] mapping, from /proc once. The main
+// stack may grow below what was seen, and a thread may run on another stack for a while: either
+// costs one more look, up to a bound, after which such stacks go to libunwind.
 static int stack_bounds(uintptr_t sp) {
   if (HL_LIKELY(sp >= hl_stack.lo && sp < hl_stack.hi)) return 1;
   if (hl_stack.looks >= 64) return 0;
   hl_stack.looks++;
   uintptr_t tp;
   __asm__("mov %%fs:0, %0" : "=r"(tp));
+  pthread_attr_t attr;
+  if (tp > sp && pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void *base = NULL;
+    size_t size = 0;
+    int got = pthread_attr_getstack(&attr, &base, &size) == 0;
+    pthread_attr_destroy(&attr);
+    uintptr_t lo = (uintptr_t)base;
+    if (got && sp >= lo && tp <= lo + size && sp < tp) {
+      hl_stack.lo = lo, hl_stack.hi = tp;
+      return 1;
+    }
+  }
   struct hl_vec maps;
   int found = 0;
   if (hl_maps_read(&maps) == 0) {
     const struct hl_mapping *m = hl_maps_find(&maps, sp);
-    if (m && (m->flags & HL_MAP_STACK)) {
-      hl_stack.lo = m->lo, hl_stack.hi = m->hi, found = 1;
-    } else if (m && tp > sp && tp >= m->lo && tp < m->hi) {
-      hl_stack.lo = m->lo, hl_stack.hi = tp, found = 1;
-    }
+    if (m && (m->flags & HL_MAP_STACK)) hl_stack.lo = m->lo, hl_stack.hi = m->hi, found = 1;
   }
   hl_vec_free(&maps);
   return found;
@@ -95,11 +107,12 @@ static inline int readable(uintptr_t at, uintptr_t lo, uintptr_t hi) {
 // addresses is still in its slot; -1 otherwise. `have` frames are unwound already, up to and
 // including the one that matched `j`. A previous stack cut at the depth limit reaches the limit
 // again only when this one is at least as deep where they meet.
-static int reusable(const struct hl_unwind_state *s, uint32_t j, int have, uintptr_t hi) {
+static int reusable(const struct hl_unwind_state *s, uint32_t j, int have, uintptr_t lo,
+                    uintptr_t hi) {
   if (!s->prev_complete && have <= (int)j) return -1;
   for (uint32_t k = j + 1; k < s->prev_depth; k++) {
     uintptr_t slot = s->prev_slots[k];
-    if (!readable(slot, 0, hi) || *(const uintptr_t *)slot != s->prev_pcs[k]) return -1;
+    if (!readable(slot, lo, hi) || *(const uintptr_t *)slot != s->prev_pcs[k]) return -1;
   }
   return (int)(s->prev_depth - j - 1);
 }
@@ -121,7 +134,7 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(struct hl
     slots[n++] = slot;
     while (j < s->prev_depth && s->prev_slots[j] < slot) j++;
     if (j < s->prev_depth && s->prev_slots[j] == slot && s->prev_pcs[j] == pc) {
-      int more = reusable(s, j, n, hi);
+      int more = reusable(s, j, n, lo, hi);
       if (more >= 0) {
         complete = s->prev_complete && n + more <= max;
         if (n + more > max) more = max - n;
