@@ -8,6 +8,8 @@
 // the stack), and a stack pointer outside them (a signal stack, a coroutine's) goes to libunwind.
 #include <pthread.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "leakscan.h"
 #include "unwind.h"
@@ -40,8 +42,8 @@ void hl_unwind_forget_rules(void) { atomic_fetch_add(&hl_rules_generation, 1); }
 
 // Where the thread's stack lies, when `sp` is on it. A thread that glibc made has its descriptor
 // at the top of its stack, and pthread_getattr_np reads the stack's extent from it (for another
-// thread than the main one it takes no lock that malloc may hold, and calls no malloc while it
-// holds its own). The main thread's stack is the [stack] mapping, from /proc once. The main
+// thread than the main one it calls no malloc while it holds the thread's lock; on the main
+// thread it would, so the main thread never asks). The main thread's stack is the [stack] mapping, from /proc once. The main
 // stack may grow below what was seen, and a thread may run on another stack for a while: either
 // costs one more look, up to a bound, after which such stacks go to libunwind.
 static int stack_bounds(uintptr_t sp) {
@@ -51,13 +53,17 @@ static int stack_bounds(uintptr_t sp) {
   uintptr_t tp;
   __asm__("mov %%fs:0, %0" : "=r"(tp));
   pthread_attr_t attr;
-  if (tp > sp && pthread_getattr_np(pthread_self(), &attr) == 0) {
-    void *base = NULL;
-    size_t size = 0;
-    int got = pthread_attr_getstack(&attr, &base, &size) == 0;
-    pthread_attr_destroy(&attr);
+  hl_tls.own++;  // it allocates (a CPU set): the shim's own blocks, never the program's
+  int attr_ok = tp > sp && syscall(SYS_gettid) != getpid() &&
+                pthread_getattr_np(pthread_self(), &attr) == 0;
+  void *base = NULL;
+  size_t size = 0;
+  int got = attr_ok && pthread_attr_getstack(&attr, &base, &size) == 0;
+  if (attr_ok) pthread_attr_destroy(&attr);
+  hl_tls.own--;
+  if (got) {
     uintptr_t lo = (uintptr_t)base;
-    if (got && sp >= lo && tp <= lo + size && sp < tp) {
+    if (sp >= lo && tp <= lo + size && sp < tp) {
       hl_stack.lo = lo, hl_stack.hi = tp;
       return 1;
     }
