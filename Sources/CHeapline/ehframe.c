@@ -157,7 +157,9 @@ static int run(struct cursor *c, struct cfi_state *s, const struct cfi_state *in
         if (!depth) return 0;
         *s = saved[--depth];
         break;
-      case 0x0c: s->cfa_reg = (uint8_t)uleb(c); s->cfa_offset = (int64_t)uleb(c); s->cfa_other = 0; break;
+      case 0x0c:
+        s->cfa_reg = (uint8_t)uleb(c), s->cfa_offset = (int64_t)uleb(c), s->cfa_other = 0;
+        break;
       case 0x0d: s->cfa_reg = (uint8_t)uleb(c); s->cfa_other = 0; break;
       case 0x0e: s->cfa_offset = (int64_t)uleb(c); break;
       case 0x0f: {  // def_cfa_expression
@@ -174,7 +176,9 @@ static int run(struct cursor *c, struct cfi_state *s, const struct cfi_state *in
         goto other;
       }
       case 0x11: reg = uleb(c); off = sleb(c) * data_align; goto offset;
-      case 0x12: s->cfa_reg = (uint8_t)uleb(c); s->cfa_offset = sleb(c) * data_align; s->cfa_other = 0; break;
+      case 0x12:
+        s->cfa_reg = (uint8_t)uleb(c), s->cfa_offset = sleb(c) * data_align, s->cfa_other = 0;
+        break;
       case 0x13: s->cfa_offset = sleb(c) * data_align; break;
       case 0x14: reg = uleb(c); uleb(c); goto other;  // val_offset
       case 0x15: reg = uleb(c); sleb(c); goto other;  // val_offset_sf
@@ -283,7 +287,8 @@ int hl_ehframe_rule(uintptr_t pc, struct hl_unwind_rule *rule) {
     return 0;
   if (state.cfa_offset < INT32_MIN || state.cfa_offset > INT32_MAX) return 0;
   if (state.rbp_rule == RULE_OTHER || state.rbp_rule == RULE_UNDEFINED) return 0;
-  if (state.rbp_rule == RULE_OFFSET && (state.rbp_offset < INT16_MIN || state.rbp_offset > INT16_MAX))
+  if (state.rbp_rule == RULE_OFFSET &&
+      (state.rbp_offset < INT16_MIN || state.rbp_offset > INT16_MAX))
     return 0;
   rule->cfa_offset = (int32_t)state.cfa_offset;
   rule->flags |= state.cfa_reg == DW_REG_RBP ? HL_RULE_CFA_RBP : 0;
@@ -294,7 +299,8 @@ int hl_ehframe_rule(uintptr_t pc, struct hl_unwind_rule *rule) {
   }
   // rbx only matters to a caller whose CFA is in rbx (glibc's lazy-binding trampoline realigns
   // the stack that way): a value the walk cannot follow is marked lost, not refused.
-  if (state.rbx_rule == RULE_OFFSET && state.rbx_offset >= INT16_MIN && state.rbx_offset <= INT16_MAX) {
+  if (state.rbx_rule == RULE_OFFSET && state.rbx_offset >= INT16_MIN &&
+      state.rbx_offset <= INT16_MAX) {
     rule->flags |= HL_RULE_RBX_SAVED;
     rule->rbx_offset = (int16_t)state.rbx_offset;
   } else if (state.rbx_rule != RULE_SAME) {

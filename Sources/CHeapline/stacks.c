@@ -117,19 +117,33 @@ static inline int hl_drop_shim(void **pcs, int n, int *skip) {
   return depth > (int)hl_depth ? (int)hl_depth : depth;
 }
 
-HL_HOOK static int hl_libunwind_stack(void **pcs, int max) {
+int hl_unwind_verify;
+static _Atomic uint64_t hl_verify_checked, hl_verify_differed, hl_verify_fallbacks;
+
+// libunwind's step by step walk, for what the table cannot unwind and for the check. It gives
+// what unw_backtrace gives, but unw_backtrace's frame cache keeps a pc's rules after its module
+// is unloaded (unw_flush_cache does not reach it), so a module loaded at the same address would
+// be unwound with the old one's rules; stepping forgets them when dl.c flushes the cache.
+HL_HOOK static int hl_libunwind_steps(void **pcs, int max) {
+  unw_context_t context;
+  unw_cursor_t cursor;
+  int n = 0;
   hl_tls.unwinding = 1;
-  int n = unw_backtrace(pcs, max);
+  unw_getcontext(&context);
+  if (unw_init_local(&cursor, &context) == 0) {
+    while (n < max && unw_step(&cursor) > 0) {
+      unw_word_t ip;
+      if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip < 0x4000) break;
+      pcs[n++] = (void *)ip;
+    }
+  }
   hl_tls.unwinding = 0;
   return n;
 }
 
-int hl_unwind_verify;
-static _Atomic uint64_t hl_verify_checked, hl_verify_differed, hl_verify_fallbacks;
-
 // Under HEAPLINE_VERIFY_UNWIND: libunwind takes the stack too, and its answer is the one kept.
 HL_HOOK static int hl_verified(void **fast, int n, void **pcs, int *skip) {
-  int ref_skip, ref = hl_libunwind_stack(pcs, (int)hl_depth + 8);
+  int ref_skip, ref = hl_libunwind_steps(pcs, (int)hl_depth + 8);
   int depth = hl_drop_shim(pcs, ref, &ref_skip);
   atomic_fetch_add_explicit(&hl_verify_checked, 1, memory_order_relaxed);
   if (n < 0) {
@@ -151,7 +165,7 @@ HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b) {
     depth = hl_verified(fast, hl_unwind_fast(b, fast, (int)hl_depth + 8), pcs, &skip);
   } else {
     int n = hl_unwind_fast(b, pcs, (int)hl_depth + 8);
-    if (HL_UNLIKELY(n < 0)) n = hl_libunwind_stack(pcs, (int)hl_depth + 8);
+    if (HL_UNLIKELY(n < 0)) n = hl_libunwind_steps(pcs, (int)hl_depth + 8);
     depth = hl_drop_shim(pcs, n, &skip);
   }
   return hl_intern_frames(b, pcs + skip, depth);

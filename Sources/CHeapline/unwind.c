@@ -2,10 +2,10 @@
 // per pc, and stops early where the thread's previous stack is unchanged.
 //
 // It runs inside malloc, in any thread: its memory is mapped (hl_map), it takes no lock, and it
-// reads the stack only between the caller's stack pointer and the top of the thread's stack.
-// Those bounds are found once per thread from /proc (its [stack] mapping for the main thread;
-// for the others, the mapping that holds the thread's descriptor, which glibc puts at the top of
-// the stack), and a stack pointer outside them (a signal stack, a coroutine's) goes to libunwind.
+// reads the stack only between the caller's stack pointer and the top of the thread's stack,
+// found once per thread (stack_bounds). A stack pointer outside those bounds (a signal stack, a
+// coroutine's) sends the stack to libunwind, and so does any frame without a rule.
+#include <libunwind.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -35,17 +35,23 @@ static _Atomic uint32_t hl_rules_generation;
 
 static __thread struct {
   uintptr_t lo, hi;  // the thread's stack; empty until found
-  uint32_t looks;    // times /proc was read for it
+  uint32_t looks;    // times they were looked for
 } hl_stack __attribute__((tls_model("initial-exec")));
 
-void hl_unwind_forget_rules(void) { atomic_fetch_add(&hl_rules_generation, 1); }
+// libunwind keeps what it learned of a pc too, and would unwind a module loaded where another
+// was unloaded with the old one's rules: its caches go as well.
+void hl_unwind_forget_rules(void) {
+  atomic_fetch_add(&hl_rules_generation, 1);
+  unw_flush_cache(unw_local_addr_space, 0, 0);
+}
 
 // Where the thread's stack lies, when `sp` is on it. A thread that glibc made has its descriptor
 // at the top of its stack, and pthread_getattr_np reads the stack's extent from it (for another
 // thread than the main one it calls no malloc while it holds the thread's lock; on the main
-// thread it would, so the main thread never asks). The main thread's stack is the [stack] mapping, from /proc once. The main
-// stack may grow below what was seen, and a thread may run on another stack for a while: either
-// costs one more look, up to a bound, after which such stacks go to libunwind.
+// thread it would, so the main thread never asks). The main thread's stack is the [stack]
+// mapping, from /proc. The main stack may grow below what was seen, and a thread may run on
+// another stack for a while: either costs one more look, up to a bound, after which such stacks
+// go to libunwind.
 static int stack_bounds(uintptr_t sp) {
   if (HL_LIKELY(sp >= hl_stack.lo && sp < hl_stack.hi)) return 1;
   if (hl_stack.looks >= 64) return 0;
@@ -125,8 +131,8 @@ static int reusable(const struct hl_unwind_state *s, uint32_t j, int have, uintp
 
 // Called through hl_unwind_fast (below), which passes the slot of its own return address and
 // the caller's rbp as they were on entry.
-HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(struct hl_buffer *b, void **pcs, int max,
-                                                uintptr_t slot, uintptr_t rbp, uintptr_t rbx) {
+HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
+    struct hl_buffer *b, void **pcs, int max, uintptr_t slot, uintptr_t rbp, uintptr_t rbx) {
   struct hl_unwind_state *s = state_of(b);
   if (!s || !stack_bounds(slot)) return -1;
   uintptr_t lo = slot, hi = hl_stack.hi;

@@ -55,6 +55,33 @@ import Testing
     #expect(check == Check(stacks: 301, leftToLibunwind: 0, differed: 0))
   }
 
+  @Test func aLibraryLoadedWhereAnotherWasUnloadedIsUnwoundWithItsOwnRules() throws {
+    // Given two builds of one library whose frames differ in size at the same return addresses,
+    // loaded, called (100 blocks of 3,000 B each time) and unloaded in turn: small, big, small
+    let dir = try Harness.temporaryDirectory()
+    let source = Harness.fixtures.appendingPathComponent("reframe.c").path
+    for (name, frame) in [("small", 200), ("big", 4000)] {
+      let cc = try Harness.run(
+        "/usr/bin/env",
+        [
+          "cc", "-g", "-O2", "-shared", "-fPIC", "-DFRAME=\(frame)", "-o",
+          dir.appendingPathComponent("\(name).so").path, source,
+        ])
+      try #require(cc.status == 0, "cc failed: \(cc.stderr)")
+    }
+    let host = try Harness.fixture("reloader", in: dir)
+    let libraries = ["small", "big", "small"].map { dir.appendingPathComponent("\($0).so").path }
+    let (result, check, stats) = try Self.record([host] + libraries)
+    #expect(result.status == 0)
+    // The loader gave each the same addresses, so the old rules would have been wrong
+    let bases = result.stdout.split(separator: "\n")
+    try #require(bases.count == 3 && Set(bases).count == 1, "loaded at \(bases)")
+    let blocks = try #require(stats.category(named: "Malloc 3.00 KiB"))
+    #expect(blocks.totalCount == 300)
+    #expect(blocks.totalBytes == 300 * 3000)
+    #expect(check == Check(stacks: stats.totals.allocationCount, leftToLibunwind: 0, differed: 0))
+  }
+
   @Test func theBlocksFixtureUnwindsAlike() throws {
     // Given 1,000 blocks of 48 B, the calloc that holds them, and stdio's two buffers
     let program = try Harness.fixture("blocks", in: try Harness.temporaryDirectory())
