@@ -124,7 +124,7 @@ static _Atomic uint64_t hl_verify_checked, hl_verify_differed, hl_verify_fallbac
 // what unw_backtrace gives, but unw_backtrace's frame cache keeps a pc's rules after its module
 // is unloaded (unw_flush_cache does not reach it), so a module loaded at the same address would
 // be unwound with the old one's rules; stepping forgets them when dl.c flushes the cache.
-HL_HOOK static int hl_libunwind_steps(void **pcs, int max) {
+HL_HOOK int hl_libunwind_steps(void **pcs, int max) {
   unw_context_t context;
   unw_cursor_t cursor;
   int n = 0;

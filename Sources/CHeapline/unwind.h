@@ -38,6 +38,11 @@ int hl_ehframe_rule(uintptr_t pc, struct hl_unwind_rule *rule);
 // thread's previous stack when their saved return addresses are unchanged.
 int hl_unwind_fast(struct hl_buffer *b, void **pcs, int max);
 
+// libunwind's own walk of the caller's stack, step by step (stacks.c): what the table leaves to
+// it, the check's reference, and the stacks that signal handlers take (events.c). It raises
+// hl_tls.unwinding meanwhile: libunwind must not be entered again from a signal handler.
+int hl_libunwind_steps(void **pcs, int max);
+
 // A module was unloaded: every cached rule may name code that is gone.
 void hl_unwind_forget_rules(void);
 
