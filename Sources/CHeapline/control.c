@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "heapline.h"
-#include "internal.h"
+#include "unwind.h"
 
 _Atomic int hl_state = HL_UNINIT;
 char hl_trace_path[4096];  // of the recording started from the environment
@@ -77,6 +77,7 @@ static void hl_end(int reason) {
   hl_footprint_write(hl_sampler_buffer, HL_FOOTPRINT_END, &footprint);
   hl_sampler_housekeeping();  // names the last Swift types, writes the final module map
   hl_flush_all(1);
+  hl_unwind_report();
   hl_writer_close(reason);
   atomic_store(&hl_state, HL_OFF);
 }

@@ -3,7 +3,7 @@
 // periodic looks (every 5 s) are still named offline.
 #include <dlfcn.h>
 
-#include "internal.h"
+#include "unwind.h"
 
 static void note_modules(void) {
   if (atomic_load(&hl_state) != HL_ON || hl_tls.internal || hl_tls.guard) return;
@@ -28,5 +28,7 @@ int dlclose(void *handle) {
   static int (*next)(void *);
   if (!next) next = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
   note_modules();  // while the library is still loaded, and so still in the map
-  return next(handle);
+  int result = next(handle);
+  hl_unwind_forget_rules();  // its code may be gone, and another module come in its place
+  return result;
 }

@@ -6,9 +6,8 @@
 // written by the event it interrupted, just before that event ends. A deferred free also waits
 // for the real free until then, so that no other thread can be given the address meanwhile.
 #include <errno.h>
-#include <libunwind.h>
 
-#include "internal.h"
+#include "unwind.h"
 
 extern void __libc_free(void *);
 
@@ -141,9 +140,7 @@ HL_HOOK static int hl_defer(int kind, uint64_t addr, uint64_t size) {
     d->depth = 1;
   } else {
     int saved_errno = errno;
-    hl_tls.unwinding = 1;
-    int n = unw_backtrace(d->pcs, HL_DEFERRED_DEPTH);
-    hl_tls.unwinding = 0;
+    int n = hl_libunwind_steps(d->pcs, HL_DEFERRED_DEPTH);
     errno = saved_errno;
     d->depth = (uint32_t)(n > 0 ? n : 0);
   }

@@ -73,6 +73,7 @@ struct hl_buffer {
     uintptr_t pc;
     uint32_t parent, id;
   } nodes[HL_NODE_CACHE];
+  void *unwind;  // the unwinder's rules and previous stack (unwind.c), kept when reset
 };
 _Static_assert(__builtin_offsetof(struct hl_buffer, inflight) == 40, "shared layout");
 _Static_assert(__builtin_offsetof(struct hl_buffer, pending) == 48, "shared layout");

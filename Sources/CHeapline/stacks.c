@@ -4,7 +4,7 @@
 #include <libunwind.h>
 #include <string.h>
 
-#include "internal.h"
+#include "unwind.h"
 
 extern char __start_hl_text[], __stop_hl_text[];
 
@@ -52,6 +52,7 @@ void hl_stacks_init(void) {
   hl_tls.unwinding = 1;
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
   hl_tls.unwinding = 0;
+  hl_unwind_verify = hl_option_long("HEAPLINE_VERIFY_UNWIND", 0, 0, 1) == 1;
 }
 
 // The node for `pc` under `parent`, made (and written to the trace) when it is new.
@@ -108,16 +109,89 @@ HL_HOOK static uint32_t hl_intern_frames(struct hl_buffer *b, void **frames, int
   return depth ? ids[0] : 0;
 }
 
-HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b) {
-  void *pcs[HL_MAX_DEPTH + 8];
+// The caller's frames from `pcs`, without the shim's own at the top; at most hl_depth.
+static inline int hl_drop_shim(void **pcs, int n, int *skip) {
+  *skip = 0;
+  while (*skip < n && hl_in_shim(pcs[*skip])) (*skip)++;
+  int depth = n - *skip;
+  return depth > (int)hl_depth ? (int)hl_depth : depth;
+}
+
+int hl_unwind_verify;
+static _Atomic uint64_t hl_verify_checked, hl_verify_differed, hl_verify_fallbacks;
+
+// libunwind's step by step walk, for what the table cannot unwind and for the check. It gives
+// what unw_backtrace gives, but unw_backtrace's frame cache keeps a pc's rules after its module
+// is unloaded (unw_flush_cache does not reach it), so a module loaded at the same address would
+// be unwound with the old one's rules; stepping forgets them when dl.c flushes the cache.
+HL_HOOK int hl_libunwind_steps(void **pcs, int max) {
+  unw_context_t context;
+  unw_cursor_t cursor;
+  int n = 0;
   hl_tls.unwinding = 1;
-  int n = unw_backtrace(pcs, (int)hl_depth + 8);
+  unw_getcontext(&context);
+  if (unw_init_local(&cursor, &context) == 0) {
+    while (n < max && unw_step(&cursor) > 0) {
+      unw_word_t ip;
+      if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip < 0x4000) break;
+      pcs[n++] = (void *)ip;
+    }
+  }
   hl_tls.unwinding = 0;
-  int skip = 0;
-  while (skip < n && hl_in_shim(pcs[skip])) skip++;
-  int depth = n - skip;
-  if (depth > (int)hl_depth) depth = (int)hl_depth;
+  return n;
+}
+
+// Under HEAPLINE_VERIFY_UNWIND: libunwind takes the stack too, and its answer is the one kept.
+HL_HOOK static int hl_verified(void **fast, int n, void **pcs, int *skip) {
+  int ref_skip, ref = hl_libunwind_steps(pcs, (int)hl_depth + 8);
+  int depth = hl_drop_shim(pcs, ref, &ref_skip);
+  atomic_fetch_add_explicit(&hl_verify_checked, 1, memory_order_relaxed);
+  if (n < 0) {
+    atomic_fetch_add_explicit(&hl_verify_fallbacks, 1, memory_order_relaxed);
+  } else {
+    int fast_skip, fast_depth = hl_drop_shim(fast, n, &fast_skip);
+    if (fast_depth != depth ||
+        memcmp(fast + fast_skip, pcs + ref_skip, (size_t)depth * sizeof *pcs) != 0)
+      atomic_fetch_add_explicit(&hl_verify_differed, 1, memory_order_relaxed);
+  }
+  *skip = ref_skip;
+  return depth;
+}
+
+HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b) {
+  void *pcs[HL_MAX_DEPTH + 8], *fast[HL_MAX_DEPTH + 8];
+  int skip, depth;
+  if (HL_UNLIKELY(hl_unwind_verify)) {
+    depth = hl_verified(fast, hl_unwind_fast(b, fast, (int)hl_depth + 8), pcs, &skip);
+  } else {
+    int n = hl_unwind_fast(b, pcs, (int)hl_depth + 8);
+    if (HL_UNLIKELY(n < 0)) n = hl_libunwind_steps(pcs, (int)hl_depth + 8);
+    depth = hl_drop_shim(pcs, n, &skip);
+  }
   return hl_intern_frames(b, pcs + skip, depth);
+}
+
+// One line on stderr: how many stacks libunwind checked, how many the table had to leave to it,
+// and how many the two unwinders saw differently.
+void hl_unwind_report(void) {
+  if (!hl_unwind_verify) return;
+  char line[160];
+  uint64_t figures[3] = {atomic_load(&hl_verify_checked), atomic_load(&hl_verify_fallbacks),
+                         atomic_load(&hl_verify_differed)};
+  const char *words[3] = {" stacks, ", " left to libunwind, ", " differed"};
+  size_t at = 0;
+  for (int i = 0; i < 3; i++) {
+    char digits[24];
+    int k = 0;
+    uint64_t v = figures[i];
+    do digits[k++] = (char)('0' + v % 10); while (v /= 10);
+    while (k) line[at++] = digits[--k];
+    size_t len = strlen(words[i]);
+    memcpy(line + at, words[i], len);
+    at += len;
+  }
+  line[at] = 0;
+  hl_log("unwind check: ", line);
 }
 
 // A stack that a signal handler took (events.c): it runs through the signal frame and the

@@ -1,0 +1,210 @@
+// The table-driven unwinder: steps from frame to frame with the rules ehframe.c compiles, cached
+// per pc, and stops early where the thread's previous stack is unchanged.
+//
+// It runs inside malloc, in any thread: its memory is mapped (hl_map), it takes no lock, and it
+// reads the stack only between the caller's stack pointer and the top of the thread's stack,
+// found once per thread (stack_bounds). A stack pointer outside those bounds (a signal stack, a
+// coroutine's) sends the stack to libunwind, and so does any frame without a rule.
+#include <libunwind.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "leakscan.h"
+#include "unwind.h"
+
+// Rules cached per buffer, so only the thread that holds the buffer touches them. A buffer is
+// handed to the next thread when its owner exits: the rules stay true, and the previous stack is
+// checked word by word before any of it is used.
+enum { HL_RULES = 4096, HL_WALK_MAX = HL_MAX_DEPTH + 8 };
+struct hl_rule_entry {
+  uintptr_t pc;
+  struct hl_unwind_rule rule;
+};
+struct hl_unwind_state {
+  uint32_t generation;  // of hl_rules_generation when the rules were made
+  uint32_t prev_depth;  // 0: no previous stack to reuse
+  uint32_t prev_complete;  // it ended at the outermost frame, not at the depth limit
+  uintptr_t prev_pcs[HL_WALK_MAX];
+  uintptr_t prev_slots[HL_WALK_MAX];  // where each return address was read
+  struct hl_rule_entry rules[HL_RULES];
+};
+
+static _Atomic uint32_t hl_rules_generation;
+
+static __thread struct {
+  uintptr_t lo, hi;  // the thread's stack; empty until found
+  uint32_t looks;    // times they were looked for
+} hl_stack __attribute__((tls_model("initial-exec")));
+
+// libunwind keeps what it learned of a pc too, and would unwind a module loaded where another
+// was unloaded with the old one's rules: its caches go as well.
+void hl_unwind_forget_rules(void) {
+  atomic_fetch_add(&hl_rules_generation, 1);
+  unw_flush_cache(unw_local_addr_space, 0, 0);
+}
+
+// Where the thread's stack lies, when `sp` is on it. A thread that glibc made has its descriptor
+// at the top of its stack, and pthread_getattr_np reads the stack's extent from it (for another
+// thread than the main one it calls no malloc while it holds the thread's lock; on the main
+// thread it would, so the main thread never asks). The main thread's stack is the [stack]
+// mapping, from /proc. The main stack may grow below what was seen, and a thread may run on
+// another stack for a while: either costs one more look, up to a bound, after which such stacks
+// go to libunwind.
+static int stack_bounds(uintptr_t sp) {
+  if (HL_LIKELY(sp >= hl_stack.lo && sp < hl_stack.hi)) return 1;
+  if (hl_stack.looks >= 64) return 0;
+  hl_stack.looks++;
+  uintptr_t tp;
+  __asm__("mov %%fs:0, %0" : "=r"(tp));
+  pthread_attr_t attr;
+  hl_tls.own++;  // it allocates (a CPU set): the shim's own blocks, never the program's
+  int attr_ok = tp > sp && syscall(SYS_gettid) != getpid() &&
+                pthread_getattr_np(pthread_self(), &attr) == 0;
+  void *base = NULL;
+  size_t size = 0;
+  int got = attr_ok && pthread_attr_getstack(&attr, &base, &size) == 0;
+  if (attr_ok) pthread_attr_destroy(&attr);
+  hl_tls.own--;
+  if (got) {
+    uintptr_t lo = (uintptr_t)base;
+    if (sp >= lo && tp <= lo + size && sp < tp) {
+      hl_stack.lo = lo, hl_stack.hi = tp;
+      return 1;
+    }
+  }
+  struct hl_vec maps;
+  int found = 0;
+  if (hl_maps_read(&maps) == 0) {
+    const struct hl_mapping *m = hl_maps_find(&maps, sp);
+    if (m && (m->flags & HL_MAP_STACK)) hl_stack.lo = m->lo, hl_stack.hi = m->hi, found = 1;
+  }
+  hl_vec_free(&maps);
+  return found;
+}
+
+static struct hl_unwind_state *state_of(struct hl_buffer *b) {
+  struct hl_unwind_state *s = b->unwind;
+  if (HL_UNLIKELY(!s)) {
+    s = hl_map(sizeof *s);
+    if (!s) return NULL;
+    s->generation = atomic_load(&hl_rules_generation);
+    b->unwind = s;
+  }
+  uint32_t generation = atomic_load_explicit(&hl_rules_generation, memory_order_acquire);
+  if (HL_UNLIKELY(s->generation != generation)) {
+    memset(s->rules, 0, sizeof s->rules);
+    s->prev_depth = 0;
+    s->generation = generation;
+  }
+  return s;
+}
+
+// The rule for the frame that returns to `pc`: the call is the instruction before it.
+static inline const struct hl_unwind_rule *rule_for(struct hl_unwind_state *s, uintptr_t pc) {
+  struct hl_rule_entry *e = &s->rules[((pc * 0x9E3779B97F4A7C15ull) >> 40) & (HL_RULES - 1)];
+  if (HL_UNLIKELY(e->pc != pc || !(e->rule.flags & HL_RULE_KNOWN))) {
+    hl_ehframe_rule(pc - 1, &e->rule);
+    e->pc = pc;
+  }
+  return &e->rule;
+}
+
+static inline int readable(uintptr_t at, uintptr_t lo, uintptr_t hi) {
+  return at >= lo && at <= hi - 8 && !(at & 7);
+}
+
+// How many frames of the previous stack lie beyond its frame `j`, when every one of their return
+// addresses is still in its slot; -1 otherwise. `have` frames are unwound already, up to and
+// including the one that matched `j`. A previous stack cut at the depth limit reaches the limit
+// again only when this one is at least as deep where they meet.
+static int reusable(const struct hl_unwind_state *s, uint32_t j, int have, uintptr_t lo,
+                    uintptr_t hi) {
+  if (!s->prev_complete && have <= (int)j) return -1;
+  for (uint32_t k = j + 1; k < s->prev_depth; k++) {
+    uintptr_t slot = s->prev_slots[k];
+    if (!readable(slot, lo, hi) || *(const uintptr_t *)slot != s->prev_pcs[k]) return -1;
+  }
+  return (int)(s->prev_depth - j - 1);
+}
+
+// Called through hl_unwind_fast (below), which passes the slot of its own return address and
+// the caller's rbp as they were on entry.
+HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
+    struct hl_buffer *b, void **pcs, int max, uintptr_t slot, uintptr_t rbp, uintptr_t rbx) {
+  struct hl_unwind_state *s = state_of(b);
+  if (!s || !stack_bounds(slot)) return -1;
+  uintptr_t lo = slot, hi = hl_stack.hi;
+  uintptr_t slots[HL_WALK_MAX];
+  if (max > HL_WALK_MAX) max = HL_WALK_MAX;
+  uint32_t j = 0;  // the previous stack's first frame whose slot is not below this one's
+  int n = 0, complete = 1, rbx_known = 1;
+  uintptr_t pc = *(const uintptr_t *)slot;
+  while (n < max) {
+    pcs[n] = (void *)pc;
+    slots[n++] = slot;
+    while (j < s->prev_depth && s->prev_slots[j] < slot) j++;
+    if (j < s->prev_depth && s->prev_slots[j] == slot && s->prev_pcs[j] == pc) {
+      int more = reusable(s, j, n, lo, hi);
+      if (more >= 0) {
+        complete = s->prev_complete && n + more <= max;
+        if (n + more > max) more = max - n;
+        for (int k = 0; k < more; k++) {
+          pcs[n] = (void *)s->prev_pcs[j + 1 + k];
+          slots[n++] = s->prev_slots[j + 1 + k];
+        }
+        goto done;
+      }
+    }
+    const struct hl_unwind_rule *r = rule_for(s, pc);
+    if (!(r->flags & HL_RULE_OK)) return -1;
+    if (r->flags & HL_RULE_LAST) goto done;
+    uintptr_t base = slot + 8;
+    if (r->flags & HL_RULE_CFA_RBP) base = rbp;
+    if (r->flags & HL_RULE_CFA_RBX) {
+      if (!rbx_known) return -1;
+      base = rbx;
+    }
+    uintptr_t cfa = base + (intptr_t)r->cfa_offset;
+    if (cfa <= slot || !readable(cfa - 8, lo, hi)) return -1;
+    if (r->flags & HL_RULE_RBP_SAVED) {
+      uintptr_t at = cfa + (intptr_t)r->rbp_offset;
+      if (!readable(at, lo, hi)) return -1;
+      rbp = *(const uintptr_t *)at;
+    }
+    if (r->flags & HL_RULE_RBX_SAVED) {
+      uintptr_t at = cfa + (intptr_t)r->rbx_offset;
+      if (readable(at, lo, hi)) rbx = *(const uintptr_t *)at;
+      else rbx_known = 0;
+    }
+    if (r->flags & HL_RULE_RBX_LOST) rbx_known = 0;
+    slot = cfa - 8;
+    pc = *(const uintptr_t *)slot;
+    if (pc < 0x4000) goto done;  // libunwind stops at such a return address too
+  }
+  complete = 0;
+done:
+  s->prev_depth = (uint32_t)n;
+  s->prev_complete = (uint32_t)complete;
+  for (int k = 0; k < n; k++) s->prev_pcs[k] = (uintptr_t)pcs[k];
+  memcpy(s->prev_slots, slots, (size_t)n * sizeof *slots);
+  return n;
+}
+
+// hl_unwind_fast(b, pcs, max): the slot of the return address is the stack pointer at entry,
+// and rbp and rbx are still the caller's; a tail jump leaves the walk to return straight to it.
+__asm__(
+    ".section hl_text,\"ax\",@progbits\n"
+    ".globl hl_unwind_fast\n"
+    ".hidden hl_unwind_fast\n"
+    ".type hl_unwind_fast, @function\n"
+    "hl_unwind_fast:\n"
+    "  .cfi_startproc\n"
+    "  mov %rsp, %rcx\n"
+    "  mov %rbp, %r8\n"
+    "  mov %rbx, %r9\n"
+    "  jmp hl_unwind_walk\n"
+    "  .cfi_endproc\n"
+    ".size hl_unwind_fast, .-hl_unwind_fast\n"
+    ".previous\n");

@@ -1,0 +1,145 @@
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+import Testing
+
+/// The shim's table-driven unwinder against libunwind: with HEAPLINE_VERIFY_UNWIND=1 every stack
+/// is taken by both, libunwind's is the one recorded, and the shim says on stderr how many it
+/// checked, how many the table left to libunwind, and how many came out differently.
+@Suite struct UnwindVerifyTests {
+  struct Check: Equatable {
+    var stacks: UInt64
+    var leftToLibunwind: UInt64
+    var differed: UInt64
+  }
+
+  /// Records `command` with the check on and returns what the shim reported, with the trace's
+  /// statistics.
+  static func record(
+    _ command: [String], environment: [String: String] = [:], stdin: String = ""
+  ) throws -> (Harness.Result, Check, Statistics) {
+    let dir = try Harness.temporaryDirectory()
+    let trace = dir.appendingPathComponent("unwind.trace")
+    var env = environment
+    env["HEAPLINE_VERIFY_UNWIND"] = "1"
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace.path, "--"] + command, stdin: stdin, environment: env)
+    let lines = result.stderr.split(separator: "\n").filter {
+      $0.hasPrefix("heapline: unwind check: ")
+    }
+    guard lines.count == 1 else {
+      throw HarnessError("expected one unwind check line, got: \(result.stderr)")
+    }
+    let numbers = lines[0].split(whereSeparator: { !$0.isNumber }).compactMap { UInt64($0) }
+    guard numbers.count == 3 else { throw HarnessError("unreadable check: \(lines[0])") }
+    let check = Check(stacks: numbers[0], leftToLibunwind: numbers[1], differed: numbers[2])
+    return (result, check, try Statistics(reader: TraceReader(path: trace.path)))
+  }
+
+  @Test(arguments: ["-O0", "-O2"])
+  func deepStacksFromTwoThreadsUnwindAlikeAndTheTableNeedsNoHelp(optimization: String) throws {
+    // Given 300 blocks of 777 B made 0 to 99 calls deep, by two threads, built both ways
+    let dir = try Harness.temporaryDirectory()
+    let program = dir.appendingPathComponent("deepstacks").path
+    let source = Harness.fixtures.appendingPathComponent("deepstacks.c").path
+    let cc = try Harness.run(
+      "/usr/bin/env", ["cc", "-g", optimization, "-o", program, source, "-lpthread"])
+    try #require(cc.status == 0, "cc failed: \(cc.stderr)")
+    let (result, check, stats) = try Self.record([program])
+    #expect(result.status == 0)
+    // Then every allocation's stack was checked: the 300, and the one pthread_create makes
+    let blocks = try #require(stats.category(named: "Malloc 784 Bytes"))
+    #expect(blocks.totalCount == 300)
+    #expect(blocks.totalBytes == 300 * 777)
+    #expect(stats.totals.allocationCount == 301)
+    #expect(check == Check(stacks: 301, leftToLibunwind: 0, differed: 0))
+  }
+
+  @Test func aLibraryLoadedWhereAnotherWasUnloadedIsUnwoundWithItsOwnRules() throws {
+    // Given two builds of one library whose frames differ in size at the same return addresses,
+    // loaded, called (100 blocks of 3,000 B each time) and unloaded in turn: small, big, small
+    let dir = try Harness.temporaryDirectory()
+    let source = Harness.fixtures.appendingPathComponent("reframe.c").path
+    for (name, frame) in [("small", 200), ("big", 4000)] {
+      let cc = try Harness.run(
+        "/usr/bin/env",
+        [
+          "cc", "-g", "-O2", "-shared", "-fPIC", "-DFRAME=\(frame)", "-o",
+          dir.appendingPathComponent("\(name).so").path, source,
+        ])
+      try #require(cc.status == 0, "cc failed: \(cc.stderr)")
+    }
+    let host = try Harness.fixture("reloader", in: dir)
+    let libraries = ["small", "big", "small"].map { dir.appendingPathComponent("\($0).so").path }
+    let (result, check, stats) = try Self.record([host] + libraries)
+    #expect(result.status == 0)
+    // The loader gave each the same addresses, so the old rules would have been wrong
+    let bases = result.stdout.split(separator: "\n")
+    try #require(bases.count == 3 && Set(bases).count == 1, "loaded at \(bases)")
+    let blocks = try #require(stats.category(named: "Malloc 3.00 KiB"))
+    #expect(blocks.totalCount == 300)
+    #expect(blocks.totalBytes == 300 * 3000)
+    #expect(check == Check(stacks: stats.totals.allocationCount, leftToLibunwind: 0, differed: 0))
+  }
+
+  @Test func theBlocksFixtureUnwindsAlike() throws {
+    // Given 1,000 blocks of 48 B, the calloc that holds them, and stdio's two buffers
+    let program = try Harness.fixture("blocks", in: try Harness.temporaryDirectory())
+    let (result, check, stats) = try Self.record([program, "1000", "48", "10", "0"], stdin: "hi\n")
+    #expect(result.status == 0)
+    #expect(stats.category(named: "Malloc 48 Bytes")?.totalCount == 1000)
+    #expect(stats.totals.allocationCount == 1003)
+    #expect(check == Check(stacks: 1003, leftToLibunwind: 0, differed: 0))
+  }
+
+  @Test func fourThreadsUnwindAlike() throws {
+    // Given four threads of 10,000 blocks each, and pthread_create's one block per thread
+    let program = try Harness.fixture("threads", in: try Harness.temporaryDirectory())
+    let (result, check, stats) = try Self.record([program])
+    #expect(result.status == 0)
+    #expect(stats.totals.allocationCount == 40_004)
+    #expect(check == Check(stacks: 40_004, leftToLibunwind: 0, differed: 0))
+  }
+
+  @Test func python3UnwindsAlike() throws {
+    let python = "/usr/bin/python3"
+    guard FileManager.default.isExecutableFile(atPath: python) else { return }
+    // Given Debian's CPython on malloc, holding 5 bytearrays of 3,000,000 B among its own blocks
+    let script = """
+      import json
+      kept = [bytearray(3_000_000) for _ in range(5)]
+      rows = json.loads(json.dumps([{"id": i, "name": str(i)} for i in range(2000)]))
+      print(len(kept), len(rows))
+      """
+    let (result, check, stats) = try Self.record(
+      [python, "-c", script], environment: ["PYTHONMALLOC": "malloc"])
+    #expect(result.status == 0)
+    #expect(result.stdout == "5 2000\n")
+    #expect(stats.category(named: "Malloc 3.00 MiB")?.totalCount == 5)
+    #expect(check.stacks == stats.totals.allocationCount)
+    #expect(check.differed == 0)
+  }
+
+  @Test func sqlite3UnwindsAlike() throws {
+    let sql = """
+      create table t(x, y); insert into t values (1, 'a'), (2, 'b'), (3, 'c');
+      create index i on t(y); select sum(x) from t where y > 'a';
+      """
+    let (result, check, stats) = try Self.record(["sqlite3", ":memory:", sql])
+    #expect(result.status == 0)
+    #expect(result.stdout == "5\n")
+    #expect(check.stacks == stats.totals.allocationCount)
+    #expect(check.differed == 0)
+  }
+
+  @Test func aSwiftProgramUnwindsAlike() throws {
+    // Given the demo, which keeps 20,000 LogRecord objects
+    let demo = URL(fileURLWithPath: Harness.heapline).deletingLastPathComponent()
+      .appendingPathComponent("heapline-demo").path
+    let (result, check, stats) = try Self.record([demo])
+    #expect(result.status == 0)
+    #expect(stats.category(named: "heapline_demo.LogRecord")?.persistentCount == 20_000)
+    #expect(check.stacks == stats.totals.allocationCount)
+    #expect(check.differed == 0)
+  }
+}
