@@ -279,7 +279,8 @@ void hl_footprint_measure(struct hl_footprint *f);
 void hl_footprint_write(struct hl_buffer *b, int reason, const struct hl_footprint *f);
 // live.c: walks the table, summing `usable` over the blocks.
 uint64_t hl_live_usable_bytes(uint64_t (*usable)(uint64_t addr, uint64_t size, void *context),
-                              void *context, uint64_t *requested, uint64_t *blocks);
+                              uint64_t (*settle)(void *context), void *context,
+                              uint64_t *requested, uint64_t *blocks);
 
 // pressure.c and budget.c: memory warnings, their observers and their sources.
 enum { HL_SOURCE_API = 1, HL_SOURCE_TIMER = 2, HL_SOURCE_SIGNAL = 3, HL_SOURCE_LIMIT = 4,

@@ -278,13 +278,17 @@ static void add_usable(const struct hl_block *blk, uint32_t ref, void *context) 
 
 // Sums the requested and the usable sizes of the live blocks, for the footprint at the end of a
 // recording. Only at the end, never per event. Each block's usable size comes from `usable`,
-// called under the block's shard lock: no recorded free can take the block meanwhile.
+// which may answer for an earlier block of the shard (its sizes are read ahead), and `settle`
+// gives the shard's last ones, before the shard's lock is let go: under the lock no recorded
+// free can take a block meanwhile.
 uint64_t hl_live_usable_bytes(uint64_t (*usable)(uint64_t addr, uint64_t size, void *context),
-                              void *context, uint64_t *requested, uint64_t *blocks) {
+                              uint64_t (*settle)(void *context), void *context,
+                              uint64_t *requested, uint64_t *blocks) {
   struct hl_sums sums = {.usable = usable, .context = context};
   for (int i = 0; i < HL_SHARDS; i++) {
     hl_spin_lock(&hl_shards[i].lock);
     each_in(i, add_usable, &sums);
+    sums.bytes += settle(context);
     hl_spin_unlock(&hl_shards[i].lock);
   }
   *requested = sums.asked;
