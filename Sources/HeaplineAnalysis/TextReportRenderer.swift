@@ -6,8 +6,13 @@ import HeaplineTrace
 /// Byte counts are exact, with thousands separators (`4,800 B`), and a binary-unit form
 /// beside them from 1 KiB up (`(4.69 KiB)`).
 public struct TextReportRenderer: ReportRenderer {
-  /// Creates a text renderer.
-  public init() {}
+  /// How frames are written.
+  public var style: FrameStyle
+
+  /// Creates a text renderer that writes frames in `style`.
+  public init(style: FrameStyle = FrameStyle()) {
+    self.style = style
+  }
 
   public func render(_ report: StatisticsReport) throws -> String {
     let statistics = report.statistics
@@ -119,18 +124,7 @@ public struct TextReportRenderer: ReportRenderer {
       let made = Self.count(stack.allocationCount, "allocation")
       let total = "\(Self.count(stack.totalBytes)) B total"
       lines.append("  [\(rank + 1)] \(atPeak); \(atEnd); \(made), \(total)")
-      let frames = report.frames(of: stack)
-      guard !frames.isEmpty else {
-        lines.append("      (no frames recorded)")
-        continue
-      }
-      for (index, frame) in frames.enumerated() {
-        let name = frame.displayName + (frame.isInlined ? " [inlined]" : "")
-        let module = frame.moduleName.map { "(\($0))" } ?? ""
-        lines.append(
-          "      "
-            + Self.detail("#\(index) \(name)", frame.sourceLocation ?? "", module, separator: "  "))
-      }
+      lines += FrameLines.lines(report.frames(of: stack), style: style)
     }
     return lines
   }

@@ -1,0 +1,71 @@
+import HeaplineTrace
+
+/// How frames are written: names simplified or in full, paths relative to a project, and a cap
+/// on the length of a text line. Every renderer that prints frames takes one.
+///
+/// ```swift
+/// var style = FrameStyle(root: "/home/me/app")  // "Sources/App/main.swift:12"
+/// style.fullNames = true                         // "App.load(Swift.Int) -> App.Image"
+/// ```
+public struct FrameStyle: Hashable, Sendable {
+  /// Whether Swift names are shown in full (module-qualified, with parameter and result types)
+  /// rather than as the runtime's simplified demangling gives them.
+  public var fullNames: Bool
+  /// Source paths under this directory are shown relative to it; `nil` keeps them as the
+  /// debug info has them.
+  public var root: String?
+  /// The longest text line a frame takes; a longer function name is cut in its middle, with
+  /// `…`.
+  public var lineWidth: Int
+  /// Whether the allocator, thunk and process-start frames are shown too (JSON always holds
+  /// them, with their role).
+  public var showsHiddenFrames: Bool
+
+  /// A style; the default shows simplified names, absolute paths, at most 160 characters a
+  /// line, and user frames only.
+  public init(
+    fullNames: Bool = false, root: String? = nil, lineWidth: Int = 160,
+    showsHiddenFrames: Bool = false
+  ) {
+    self.fullNames = fullNames
+    self.root = root.map { $0.hasSuffix("/") && $0.count > 1 ? String($0.dropLast()) : $0 }
+    self.lineWidth = lineWidth
+    self.showsHiddenFrames = showsHiddenFrames
+  }
+
+  /// The frames a text stack shows, innermost first.
+  public func shownFrames(_ frames: [SymbolizedFrame]) -> [SymbolizedFrame] {
+    showsHiddenFrames ? frames : FrameRole.userFrames(frames)
+  }
+
+  /// The frame's function name in this style.
+  public func name(_ frame: SymbolizedFrame) -> String {
+    frame.name(fullNames: fullNames)
+  }
+
+  /// `file:line` in this style: relative to ``root`` when under it.
+  public func sourceLocation(_ frame: SymbolizedFrame) -> String? {
+    guard let location = frame.sourceLocation else { return nil }
+    return relative(location)
+  }
+
+  /// `path` relative to ``root`` when it lies under it.
+  public func relative(_ path: String) -> String {
+    guard let root, root != "/", path.hasPrefix(root + "/") else { return path }
+    return String(path.dropFirst(root.count + 1))
+  }
+
+  /// `line`, with `name` cut in its middle so the whole fits in ``lineWidth``; `compose` builds
+  /// the line from a name.
+  func capped(name: String, _ compose: (String) -> String) -> String {
+    let line = compose(name)
+    let excess = line.count - lineWidth
+    guard excess > 0 else { return line }
+    let keep = name.count - excess - 1
+    // Too little room for a readable name: cut the line's end instead.
+    guard keep >= 24 else { return String(line.prefix(max(lineWidth - 1, 1))) + "…" }
+    let head = name.prefix((keep + 1) / 2)
+    let tail = name.suffix(keep / 2)
+    return compose(head + "…" + tail)
+  }
+}
