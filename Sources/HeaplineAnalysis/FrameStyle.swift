@@ -20,6 +20,9 @@ public struct FrameStyle: Hashable, Sendable {
   /// Whether the allocator, thunk and process-start frames are shown too (JSON always holds
   /// them, with their role).
   public var showsHiddenFrames: Bool
+  /// Swift modules whose functions (and the closures in them) are left out of text stacks
+  /// too: a test's leak report need not show the test library's own frames.
+  public var hiddenModules: Set<String> = []
 
   /// A style; the default shows simplified names, absolute paths, at most 160 characters a
   /// line, and user frames only.
@@ -35,7 +38,29 @@ public struct FrameStyle: Hashable, Sendable {
 
   /// The frames a text stack shows, innermost first.
   public func shownFrames(_ frames: [SymbolizedFrame]) -> [SymbolizedFrame] {
-    showsHiddenFrames ? frames : FrameRole.userFrames(frames)
+    guard !showsHiddenFrames else { return frames }
+    let user = FrameRole.userFrames(frames)
+    guard !hiddenModules.isEmpty else { return user }
+    let kept = user.filter { !isInHiddenModule($0) }
+    return kept.isEmpty ? user : kept
+  }
+
+  /// Whether the entity a frame runs in belongs to a hidden module: `closure #1 in
+  /// Heapline.Heapline.record(…)` runs in `Heapline.Heapline.record`, in module `Heapline`.
+  private func isInHiddenModule(_ frame: SymbolizedFrame) -> Bool {
+    guard let name = frame.function else { return false }
+    let utf8 = Array(name.utf8)
+    let marker = Array(" in ".utf8)
+    var start = 0
+    if utf8.count >= marker.count {
+      for at in stride(from: utf8.count - marker.count, through: 0, by: -1)
+      where utf8[at..<at + marker.count].elementsEqual(marker) {
+        start = at + marker.count
+        break
+      }
+    }
+    let entity = String(decoding: utf8[start...], as: UTF8.self)
+    return hiddenModules.contains { entity.hasPrefix($0 + ".") }
   }
 
   /// The frame's function name in this style.

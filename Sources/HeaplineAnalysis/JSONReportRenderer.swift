@@ -39,13 +39,15 @@ public struct JSONReportRenderer: ReportRenderer {
         ("trace", Self.trace(statistics.trace)),
         ("totals", Self.totals(statistics.totals)),
         ("categories", .array(statistics.categories.map(Self.category))),
+        ("stack_grouping", .string(report.grouping.rawValue)),
         ("stack_count", .unsigned(UInt64(statistics.stackCount))),
         (
           "top_stacks",
           .lazyArray(count: statistics.topStacks.count) { index in
             let stack = statistics.topStacks[index]
             return Self.stack(
-              stack, rank: index + 1, frames: report.frames(of: stack), style: style)
+              stack, rank: index + 1, frames: report.frames(of: stack), style: style,
+              mergedStacks: report.mergedStackCounts[stack.id])
           }
         ),
       ] + Self.memoryMembers(report, style: style))
@@ -120,7 +122,8 @@ public struct JSONReportRenderer: ReportRenderer {
   }
 
   static func stack(
-    _ stack: StackStatistics, rank: Int, frames: [SymbolizedFrame], style: FrameStyle
+    _ stack: StackStatistics, rank: Int, frames: [SymbolizedFrame], style: FrameStyle,
+    mergedStacks: Int? = nil
   ) -> JSONValue {
     .object([
       ("rank", .signed(rank)),
@@ -130,6 +133,8 @@ public struct JSONReportRenderer: ReportRenderer {
       ("live_blocks", .unsigned(stack.liveBlocks)),
       ("allocations", .unsigned(stack.allocationCount)),
       ("total_bytes", .unsigned(stack.totalBytes)),
+      ("temporary_allocations", .unsigned(stack.temporaryCount)),
+      ("merged_stacks", .unsigned(mergedStacks.map(UInt64.init))),
       ("frames", Self.frames(frames, style: style)),
     ])
   }

@@ -40,20 +40,23 @@ extension HeaplineCommand {
     @Flag(inversion: .prefixedNo, help: "Symbolize the frames.")
     var symbolize = true
 
+    @OptionGroup var frames: FrameOptions
+
     func run() throws {
       let reader = try TraceInput.open(file)
       let statistics = try Statistics(reader: reader, options: StackProfile.statisticsOptions)
       let weights = weight.map { [$0] } ?? (format == .folded ? [.live] : StackWeight.allCases)
       let profile = StackProfile(
         statistics: statistics, weights: Set(weights),
-        symbolizer: symbolize ? Symbolizer() : nil)
+        symbolizer: frames.symbolizer(symbolize))
       var sink = try FileOutput(path: output, inputs: [file])
       switch format {
       case .folded:
-        try sink.write(FoldedStacks.render(profile, weight: weights[0]))
+        try sink.write(FoldedStacks.render(profile, weight: weights[0], style: frames.style))
       case .speedscope:
         let name = String(file.split(separator: "/").last ?? Substring(file))
-        try sink.write(SpeedscopeExport.render(profile, weights: weights, name: name))
+        try sink.write(SpeedscopeExport.render(
+            profile, weights: weights, name: name, style: frames.style))
       }
       try sink.close()
     }

@@ -63,6 +63,8 @@ extension HeaplineCommand {
     @Flag(inversion: .prefixedNo, help: "Symbolize the allocation stacks.")
     var symbolize = true
 
+    @OptionGroup var frames: FrameOptions
+
     func run() throws {
       var rules = LeakSuppressions()
       if let suppressions {
@@ -74,11 +76,11 @@ extension HeaplineCommand {
       _ = try TraceInput.open(file)  // the warning for a trace cut short
       let report = try LeakReport.read(
         path: file, scan: scan, suppressions: rules, defaultSuppressions: defaultSuppressions,
-        symbolizer: symbolize ? Symbolizer() : nil)
+        symbolizer: frames.symbolizer(symbolize))
       let renderer: any LeakReportRenderer =
         switch format {
-        case .text: LeakTextRenderer()
-        case .json: LeakJSONRenderer()
+        case .text: LeakTextRenderer(style: frames.style)
+        case .json: LeakJSONRenderer(style: frames.style)
         }
       let text = renderer.render(report)
       ProgressLine.stop()

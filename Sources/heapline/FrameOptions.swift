@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+import Synchronization
+
+/// The options of every command that prints frames: how names and paths are written, and the
+/// symbolizer that warns, once per module, about modules rebuilt since the recording.
+struct FrameOptions: ParsableArguments {
+  @Flag(help: "Show Swift names in full (module-qualified, with types) rather than simplified.")
+  var fullNames = false
+
+  @Option(
+    help: ArgumentHelp(
+      "Show source paths under this directory relative to it (default: the current directory).",
+      valueName: "directory"))
+  var root: String?
+
+  @Flag(
+    help: "Show every frame: the allocator's entry frames, thunks and the frames below main too.")
+  var allFrames = false
+
+  /// The style these options ask for.
+  var style: FrameStyle {
+    FrameStyle(
+      fullNames: fullNames, root: root ?? FileManager.default.currentDirectoryPath,
+      showsHiddenFrames: allFrames)
+  }
+
+  /// `llvm-symbolizer`, or `nil` for module offsets only, telling of changed modules on stderr.
+  func symbolizer(_ symbolize: Bool) -> Symbolizer? {
+    guard symbolize else { return nil }
+    return Symbolizer(toolPath: Symbolizer.locateTool(), onChangedModule: Self.warn)
+  }
+
+  /// Each module is named once per run, though several analyses symbolize.
+  private static let warned = Mutex<Set<String>>([])
+
+  private static func warn(_ change: ChangedModule) {
+    guard warned.withLock({ $0.insert(change.path).inserted }) else { return }
+    CLIOutput.warning(change.notice)
+  }
+}
