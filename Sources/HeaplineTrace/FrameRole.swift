@@ -22,9 +22,10 @@ public enum FrameRole: String, Hashable, Sendable {
 
   /// The role of each frame of a stack given innermost first.
   ///
-  /// Allocator entries count only in the run at the top of the stack, and start-up frames
-  /// only in the run at its bottom: a program's own function named `malloc` further in is the
-  /// user's. When every frame would be hidden, all are shown, so a stack is never empty.
+  /// Allocator entries count only in the run at the top of the stack: a program's own function
+  /// named `malloc` further in is the user's. Start-up frames are the first that glibc's
+  /// start of `main` or of a thread names, and every frame below it. When every frame would be
+  /// hidden, all are shown, so a stack is never empty.
   public static func roles(of frames: [SymbolizedFrame]) -> [FrameRole] {
     var roles = frames.map { $0.isThunk ? FrameRole.thunk : .user }
     var top = 0
@@ -32,10 +33,10 @@ public enum FrameRole: String, Hashable, Sendable {
       roles[top] = frames[top].isThunk ? .thunk : .allocator
       top += 1
     }
-    var bottom = frames.count - 1
-    while bottom >= top, isProcessStart(frames[bottom]) {
-      roles[bottom] = .processStart
-      bottom -= 1
+    // From the C library's start of main or of a thread down, whatever the frames below are
+    // named (`_start` has no symbol in a stripped or rebuilt program).
+    if let start = frames[top...].firstIndex(where: isProcessStart) {
+      for index in start..<frames.count { roles[index] = .processStart }
     }
     if !roles.contains(.user) { return frames.map { _ in .user } }
     return roles
@@ -81,7 +82,6 @@ public enum FrameRole: String, Hashable, Sendable {
   /// What glibc runs before `main` and around a thread's start routine.
   private static let startFunctions: Set<String> = [
     "__libc_start_call_main", "__libc_start_main", "__libc_start_main_impl",
-    "__libc_start_main_alias_2", "_start", "start_thread", "clone", "clone3", "__clone",
-    "__clone3", "__clone_internal",
+    "__libc_start_main_alias_2", "_start", "start_thread", "clone3", "__clone3",
   ]
 }
