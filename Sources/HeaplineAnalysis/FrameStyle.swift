@@ -20,8 +20,9 @@ public struct FrameStyle: Hashable, Sendable {
   /// Whether the allocator, thunk and process-start frames are shown too (JSON always holds
   /// them, with their role).
   public var showsHiddenFrames: Bool
-  /// Swift modules whose functions (and the closures in them) are left out of text stacks
-  /// too: a test's leak report need not show the test library's own frames.
+  /// Swift modules that call the user's code: a text stack ends before the first frame in one
+  /// of them (a function, or a closure in one), so a test's leak report shows the test's
+  /// frames and not those of the library that ran it.
   public var hiddenModules: Set<String> = []
 
   /// A style; the default shows simplified names, absolute paths, at most 160 characters a
@@ -41,8 +42,8 @@ public struct FrameStyle: Hashable, Sendable {
     guard !showsHiddenFrames else { return frames }
     let user = FrameRole.userFrames(frames)
     guard !hiddenModules.isEmpty else { return user }
-    let kept = user.filter { !isInHiddenModule($0) }
-    return kept.isEmpty ? user : kept
+    let kept = user.prefix { !isInHiddenModule($0) }
+    return kept.isEmpty ? user : Array(kept)
   }
 
   /// Whether the entity a frame runs in belongs to a hidden module: `closure #1 in
@@ -59,7 +60,8 @@ public struct FrameStyle: Hashable, Sendable {
         break
       }
     }
-    let entity = String(decoding: utf8[start...], as: UTF8.self)
+    var entity = String(decoding: utf8[start...], as: UTF8.self)
+    if entity.hasPrefix("static ") { entity.removeFirst(7) }
     return hiddenModules.contains { entity.hasPrefix($0 + ".") }
   }
 

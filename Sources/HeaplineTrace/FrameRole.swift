@@ -61,8 +61,14 @@ public enum FrameRole: String, Hashable, Sendable {
   static func isAllocatorEntry(_ frame: SymbolizedFrame) -> Bool {
     if let module = frame.moduleName, module.hasPrefix("libheapline-preload") { return true }
     guard let name = frame.function else { return false }
-    return allocatorEntries.contains(name) || name.hasPrefix("operator new")
-      || name.hasPrefix("heapline_") || name.hasPrefix("hl_")
+    if allocatorEntries.contains(name) || name.hasPrefix("operator new") { return true }
+    // The shim's C functions, linked into an in-process recording's binary; a Swift module
+    // named heapline_something is not one (its names hold dots).
+    let isCName = name.utf8.allSatisfy {
+      $0 == 0x5f || (0x30...0x39).contains($0) || (0x41...0x5a).contains($0)
+        || (0x61...0x7a).contains($0)
+    }
+    return isCName && (name.hasPrefix("heapline_") || name.hasPrefix("hl_"))
   }
 
   static func isProcessStart(_ frame: SymbolizedFrame) -> Bool {

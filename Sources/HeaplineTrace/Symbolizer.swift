@@ -83,6 +83,16 @@ public struct Symbolizer: Sendable {
     return change != nil
   }
 
+  /// The simplified name; a closure in top-level code, whose context is only its module,
+  /// comes out as `closure #1 in ` and takes the module back: `closure #1 in app`.
+  static func simplified(_ mangled: String, full: String?) -> String? {
+    guard let simple = SwiftDemangler.simplified(mangled) else { return full }
+    guard simple.hasSuffix(" in "), let full, let last = full.split(separator: " ").last else {
+      return simple
+    }
+    return simple + last
+  }
+
   /// One line of symbolizer input: a module file and an address in it.
   struct Query: Hashable {
     var path: String
@@ -97,7 +107,7 @@ public struct Symbolizer: Sendable {
       var frame = base
       if let name = entry.function {
         frame.function = SwiftDemangler.demangleIfSwift(name)
-        frame.simplifiedFunction = SwiftDemangler.simplified(name) ?? frame.function
+        frame.simplifiedFunction = Self.simplified(name, full: frame.function)
         frame.isThunk = SwiftDemangler.isThunk(name)
       }
       frame.file = entry.file
