@@ -88,11 +88,17 @@ public struct FrameStyle: Hashable, Sendable {
     let line = compose(name)
     let excess = line.count - lineWidth
     guard excess > 0 else { return line }
-    let keep = name.count - excess - 1
     // Too little room for a readable name: cut the line's end instead.
-    guard keep >= 24 else { return String(line.prefix(max(lineWidth - 1, 1))) + "…" }
-    let head = name.prefix((keep + 1) / 2)
-    let tail = name.suffix(keep / 2)
-    return compose(head + "…" + tail)
+    guard name.count - excess >= 25 else {
+      return String(line.prefix(max(lineWidth - 1, 1))) + "…"
+    }
+    return compose(Self.cutInMiddle(name, to: name.count - excess))
+  }
+
+  /// `text` at most `length` characters long, its middle replaced by `…` when it is longer.
+  static func cutInMiddle(_ text: String, to length: Int) -> String {
+    guard text.count > length, length > 1 else { return text }
+    let keep = length - 1
+    return text.prefix((keep + 1) / 2) + "…" + text.suffix(keep / 2)
   }
 }

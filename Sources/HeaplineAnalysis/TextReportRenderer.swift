@@ -110,7 +110,7 @@ public struct TextReportRenderer: ReportRenderer {
     let shown = categories.prefix(categoryLimit ?? categories.count)
     for category in shown {
       table.append([
-        category.name, Self.count(category.persistentBytes), Self.count(category.persistentCount),
+        FrameStyle.cutInMiddle(category.name, to: Self.categoryNameWidth), Self.count(category.persistentBytes), Self.count(category.persistentCount),
         Self.count(category.transientCount), Self.count(category.totalBytes),
         Self.count(category.totalCount),
       ])
@@ -148,6 +148,10 @@ public struct TextReportRenderer: ReportRenderer {
     }
     return lines
   }
+
+  /// The longest category name the table shows whole: with the five number columns, a line
+  /// stays within 160 characters.
+  static let categoryNameWidth = 88
 
   private static func count(_ value: UInt64) -> String {
     ByteCountText.grouped(value)

@@ -67,4 +67,15 @@ struct FrameRoleTests {
     #expect(style.sourceLocation(frame) == "Sources/App/main.swift:12")
     #expect(FrameStyle(root: "/home/me/ap").sourceLocation(frame) == frame.sourceLocation)
   }
+
+  @Test("a long category name keeps its start and end, cut to 88 characters")
+  func longCategoryNamesAreCut() {
+    let name =
+      "Swift._ContiguousArrayStorage<" + String(repeating: "Module.Type, ", count: 12) + "End>"
+    let cut = FrameStyle.cutInMiddle(name, to: TextReportRenderer.categoryNameWidth)
+    #expect(cut.count == 88)
+    #expect(cut.hasPrefix("Swift._ContiguousArrayStorage<Module.Type, "))
+    #expect(cut.hasSuffix("Module.Type, End>"))
+    #expect(FrameStyle.cutInMiddle("Malloc 48 Bytes", to: 88) == "Malloc 48 Bytes")
+  }
 }
