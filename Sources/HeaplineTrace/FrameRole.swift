@@ -1,8 +1,9 @@
 /// Why a frame is left out of a readable stack, or ``user`` when it is shown.
 ///
-/// Every stack starts in the allocator (`malloc`, `swift_slowAlloc`, `swift_allocObject`) and
-/// ends in the C library's start-up code; Swift adds thunks in between. None of them is where
-/// the user looks for the cause, so stacks show the rest, and JSON marks each frame's role.
+/// Every stack starts in the allocator (`malloc`, `swift_slowAlloc`, `swift_allocObject`),
+/// often in the Swift standard library under it, and ends in the C library's start-up code;
+/// Swift adds thunks in between. None of them is where the user looks for the cause, so stacks
+/// show the rest, and JSON marks each frame's role.
 ///
 /// ```swift
 /// let roles = FrameRole.roles(of: frames)  // [.allocator, .allocator, .user, .processStart]
@@ -12,8 +13,12 @@ public enum FrameRole: String, Hashable, Sendable {
   /// The user's code, or a library's: shown.
   case user
   /// An allocator entry above the first user frame: the malloc family, `operator new`, the
-  /// Swift runtime's allocation functions, the shim.
+  /// Swift runtime's allocation functions and a class's allocating initializer, the shim.
   case allocator
+  /// A frame of the Swift runtime or standard library (`libswiftCore.so`, `libswift_*.so`)
+  /// between the allocator and the first user frame: `String`'s or `Array`'s storage
+  /// growing, on the user's behalf. A stack that never leaves them shows them.
+  case runtime
   /// A thunk or reabstraction frame the Swift compiler made: collapsed.
   case thunk
   /// The process or thread start below `main` (`__libc_start_call_main`, `_start`,
@@ -33,10 +38,20 @@ public enum FrameRole: String, Hashable, Sendable {
       roles[top] = frames[top].isThunk ? .thunk : .allocator
       top += 1
     }
+    var library = top
+    while library < frames.count, isLeadingHidden(frames[library]) {
+      if !frames[library].isThunk {
+        roles[library] = isAllocatorEntry(frames[library]) ? .allocator : .runtime
+      }
+      library += 1
+    }
     // From the C library's start of main or of a thread down, whatever the frames below are
     // named (`_start` has no symbol in a stripped or rebuilt program).
     if let start = frames[top...].firstIndex(where: isProcessStart) {
       for index in start..<frames.count { roles[index] = .processStart }
+    }
+    if !roles.contains(.user) {
+      roles = roles.map { $0 == .runtime ? .user : $0 }
     }
     if !roles.contains(.user) { return frames.map { _ in .user } }
     return roles
@@ -52,23 +67,34 @@ public enum FrameRole: String, Hashable, Sendable {
     zip(frames, roles(of: frames)).first { $0.1 == .user }?.0
   }
 
-  /// How many frames at the top of `frames` are allocator entries or thunks: the index of the
-  /// first user frame when it is less than `frames.count`.
+  /// How many frames at the top of `frames` are allocator entries, Swift runtime frames or
+  /// thunks: the index of the first user frame when it is less than `frames.count`.
   public static func leadingHiddenCount(_ frames: [SymbolizedFrame]) -> Int {
-    frames.prefix { isAllocatorEntry($0) || $0.isThunk }.count
+    frames.prefix(while: isLeadingHidden).count
+  }
+
+  private static func isLeadingHidden(_ frame: SymbolizedFrame) -> Bool {
+    isAllocatorEntry(frame) || frame.isThunk || isSwiftRuntime(frame)
+  }
+
+  /// The Swift runtime and standard library: libswiftCore.so, libswift_Concurrency.so…
+  static func isSwiftRuntime(_ frame: SymbolizedFrame) -> Bool {
+    guard let module = frame.moduleName else { return false }
+    return module.hasPrefix("libswiftCore.so") || module.hasPrefix("libswift_")
+      || module.hasPrefix("libswiftSwiftOnoneSupport.so")
   }
 
   static func isAllocatorEntry(_ frame: SymbolizedFrame) -> Bool {
     if let module = frame.moduleName, module.hasPrefix("libheapline-preload") { return true }
     guard let name = frame.function else { return false }
     if allocatorEntries.contains(name) || name.hasPrefix("operator new") { return true }
-    // The shim's C functions, linked into an in-process recording's binary; a Swift module
-    // named heapline_something is not one (its names hold dots).
-    let isCName = name.utf8.allSatisfy {
-      $0 == 0x5f || (0x30...0x39).contains($0) || (0x41...0x5a).contains($0)
-        || (0x61...0x7a).contains($0)
-    }
-    return isCName && (name.hasPrefix("heapline_") || name.hasPrefix("hl_"))
+    // A class's allocating initializer only calls swift_allocObject, then init: the object
+    // was made where it was called.
+    if name.contains(".__allocating_init(") { return true }
+    // The shim's internal C functions, linked into an in-process recording's binary (its
+    // hooks are named as the functions they wrap). Not `heapline_`: SwiftPM names an
+    // executable's main `<module>_main`, heapline_demo_main for one of ours.
+    return name.hasPrefix("hl_") && !name.contains(".")
   }
 
   static func isProcessStart(_ frame: SymbolizedFrame) -> Bool {

@@ -27,22 +27,35 @@ struct FrameRoleTests {
     #expect(!SwiftDemangler.isThunk("malloc"))
   }
 
-  @Test("allocator entries on top, thunks anywhere and glibc's start below main are hidden")
+  @Test("allocator entries and the Swift runtime on top, thunks, and glibc's start are hidden")
   func rolesOfAStack() {
+    let core = "/usr/lib/swift/linux/libswiftCore.so"
     let frames = [
       Self.frame(nil, module: "/lib/libheapline-preload.so"), Self.frame("swift_slowAlloc"),
       Self.frame("swift_allocObject"), Self.frame("Node.__allocating_init()", thunk: true),
+      Self.frame("_allocateStringStorage(codeUnitCapacity:)", module: core),
       Self.frame("closure #1 in makeNodes(count:)"), Self.frame("reabstraction thunk", thunk: true),
-      Self.frame("malloc"), Self.frame("main"), Self.frame("__libc_start_call_main"),
-      Self.frame("__libc_start_main"), Self.frame(nil),
+      Self.frame("Array.append(_:)", module: core), Self.frame("malloc"), Self.frame("main"),
+      Self.frame("__libc_start_call_main"), Self.frame("__libc_start_main"), Self.frame(nil),
     ]
     #expect(
       FrameRole.roles(of: frames) == [
-        .allocator, .allocator, .allocator, .thunk, .user, .thunk, .user, .user, .processStart,
-        .processStart, .processStart,
+        .allocator, .allocator, .allocator, .thunk, .runtime, .user, .thunk, .user, .user, .user,
+        .processStart, .processStart, .processStart,
       ])
     #expect(FrameRole.firstUserFrame(frames)?.function == "closure #1 in makeNodes(count:)")
-    #expect(FrameRole.leadingHiddenCount(frames) == 4)
+    #expect(FrameRole.leadingHiddenCount(frames) == 5)
+  }
+
+  @Test("a stack that never leaves the Swift runtime shows the runtime's frames")
+  func aRuntimeOnlyStackShowsTheRuntime() {
+    let core = "/usr/lib/swift/linux/libswiftCore.so"
+    let frames = [
+      Self.frame("swift_slowAlloc", module: core),
+      Self.frame("swift_getGenericMetadata", module: core),
+      Self.frame("_start"),
+    ]
+    #expect(FrameRole.roles(of: frames) == [.allocator, .user, .processStart])
   }
 
   @Test("a stack of nothing but allocator frames is shown whole, never empty")
