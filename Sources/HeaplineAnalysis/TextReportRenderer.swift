@@ -15,8 +15,9 @@ public struct TextReportRenderer: ReportRenderer {
 
   /// Creates a text renderer that writes frames in `style` and lists the first `categoryLimit`
   /// categories (all for `nil`); `order` names the stacks' ranking in the header.
-  public init(style: FrameStyle = FrameStyle(), categoryLimit: Int? = nil, order: StackOrder = .peak)
-  {
+  public init(
+    style: FrameStyle = FrameStyle(), categoryLimit: Int? = nil, order: StackOrder = .peak
+  ) {
     self.style = style
     self.categoryLimit = categoryLimit.map { max(0, $0) }
     self.order = order
@@ -110,7 +111,8 @@ public struct TextReportRenderer: ReportRenderer {
     let shown = categories.prefix(categoryLimit ?? categories.count)
     for category in shown {
       table.append([
-        FrameStyle.cutInMiddle(category.name, to: Self.categoryNameWidth), Self.count(category.persistentBytes), Self.count(category.persistentCount),
+        FrameStyle.cutInMiddle(category.name, to: Self.categoryNameWidth),
+        Self.count(category.persistentBytes), Self.count(category.persistentCount),
         Self.count(category.transientCount), Self.count(category.totalBytes),
         Self.count(category.totalCount),
       ])

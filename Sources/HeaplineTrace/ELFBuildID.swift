@@ -25,7 +25,7 @@ public enum ELFBuildID {
     else { return nil }
     for index in 0..<Int(entryCount) {
       let entry = index * Int(entrySize)
-      guard entry + 56 <= table.count, integer(table, at: entry, size: 4) == 4 /* PT_NOTE */ else {
+      guard entry + 56 <= table.count, integer(table, at: entry, size: 4) == 4 else {  // PT_NOTE
         continue
       }
       let offset = integer(table, at: entry + 8, size: 8)
@@ -62,7 +62,9 @@ public enum ELFBuildID {
   private static func bytes(_ descriptor: Int32, offset: UInt64, count: Int) -> [UInt8]? {
     guard count >= 0, offset < UInt64(Int64.max) else { return nil }
     var buffer = [UInt8](repeating: 0, count: count)
-    let read = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
+    let read = buffer.withUnsafeMutableBytes {
+      pread(descriptor, $0.baseAddress, count, off_t(offset))
+    }
     return read == count ? buffer : nil
   }
 

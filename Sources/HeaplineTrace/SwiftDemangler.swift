@@ -65,7 +65,8 @@ public enum SwiftDemangler {
   ) -> String? {
     let utf8 = Array(name.utf8)
     let result = utf8.withUnsafeBufferPointer { buffer in
-      buffer.withMemoryRebound(to: CChar.self) { chars in demangler(chars.baseAddress, chars.count) }
+      buffer.withMemoryRebound(to: CChar.self) { chars in demangler(chars.baseAddress, chars.count)
+      }
     }
     guard let result else { return nil }
     defer { free(result) }

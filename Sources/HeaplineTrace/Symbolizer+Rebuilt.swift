@@ -8,7 +8,8 @@ public struct ChangedModule: Hashable, Sendable {
 
   /// The one-line notice: which module, what happened to it, what its frames show instead.
   public var notice: String {
-    let what = isMissing ? "is gone or unreadable" : "was rebuilt since the recording (its build ID differs)"
+    let what =
+      isMissing ? "is gone or unreadable" : "was rebuilt since the recording (its build ID differs)"
     return "module '\(path)' \(what): its frames are shown as module+offset, not symbolized"
   }
 }

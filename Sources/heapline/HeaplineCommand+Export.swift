@@ -55,7 +55,8 @@ extension HeaplineCommand {
         try sink.write(FoldedStacks.render(profile, weight: weights[0], style: frames.style))
       case .speedscope:
         let name = String(file.split(separator: "/").last ?? Substring(file))
-        try sink.write(SpeedscopeExport.render(
+        try sink.write(
+          SpeedscopeExport.render(
             profile, weights: weights, name: name, style: frames.style))
       }
       try sink.close()

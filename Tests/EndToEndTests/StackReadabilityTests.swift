@@ -168,6 +168,10 @@ struct StackReadabilityTests {
     let trace = directory.appendingPathComponent("rebuilt.trace").path
     let recorded = try Harness.heapline(["record", "-o", trace, "--", program])
     try #require(recorded.status == 0)
+    // Unchanged, it is symbolized without a word.
+    let before = try Harness.heapline(["report", trace, "--top", "1"])
+    #expect(!before.stderr.contains("warning"))
+    #expect(before.stdout.contains("      #0 make_big  "))
     try build(["-DPADDED"])
     let report = try Harness.heapline(["report", trace, "--top", "4"])
     #expect(report.status == 0)
