@@ -17,7 +17,8 @@ struct FrameOptions: ParsableArguments {
   var root: String?
 
   @Flag(
-    help: "Show every frame: the allocator's entry frames, thunks and the frames below main too.")
+    help:
+      "Show every frame: the allocator's and the Swift runtime's, thunks, and those below main.")
   var allFrames = false
 
   /// The style these options ask for.

@@ -12,7 +12,9 @@ extension HeaplineCommand {
         weight in bytes, for flamegraph.pl and inferno-flamegraph. speedscope: a speedscope \
         file with one "sampled" profile per weight (or the one --weight names). The weights \
         of all stacks add up to the report's totals: live bytes at exit, the peak, or bytes \
-        allocated.
+        allocated. Stacks run from main (or a thread's start) to the user's code: the \
+        allocator's and the Swift runtime's frames, thunks and the frames below main are left \
+        out (--all-frames keeps them), and stacks that then read the same are merged.
         """)
 
     /// The output formats.

@@ -19,7 +19,8 @@ extension HeaplineCommand {
         Blocks are definitely lost (a leak starts there), indirectly lost (only lost blocks \
         point to them) or possibly lost (the program points only into their middle). Groups \
         are root leaks, leaked cycles (named by their categories, `A → B → A`) and possibly \
-        lost blocks, each with the symbolized stacks that allocated the blocks it starts at.
+        lost blocks, each with the symbolized stacks that allocated the blocks it starts at, \
+        from the user's code (--all-frames for the allocator's and runtime's frames too).
 
         A suppressions file holds lines such as `leak:function=make_cache`, \
         `leak:module=libfoo.so` or `leak:file=vendor/*.c` (`*` and `?` are wildcards); a \

@@ -81,6 +81,12 @@ struct StackReadabilityTests {
           + " from 2 stacks",
         "      #0 leaf_alloc  stacks.c  (stacks)",
       ])
+    let bogus = try Harness.heapline(["report", trace, "--sort", "size"])
+    #expect(bogus.status == 64)
+    #expect(
+      bogus.stderr.split(separator: "\n").first
+        == "heapline: The value 'size' is invalid for '--sort <sort>'. Please provide one of"
+        + " 'peak', 'allocated', 'count', 'temporary' or 'leaked'.")
     let trimmed = try Harness.heapline(["report", trace, "--categories", "1"])
     #expect(
       Self.lines(trimmed.stdout, from: "Categories", count: 4).dropFirst(2) == [
