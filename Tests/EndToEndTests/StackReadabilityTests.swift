@@ -84,7 +84,7 @@ struct StackReadabilityTests {
     let bogus = try Harness.heapline(["report", trace, "--sort", "size"])
     #expect(bogus.status == 64)
     #expect(
-      bogus.stderr.split(separator: "\n").first
+      bogus.stderr.split(separator: "\n").first.map(String.init)
         == "heapline: The value 'size' is invalid for '--sort <sort>'. Please provide one of"
         + " 'peak', 'allocated', 'count', 'temporary' or 'leaked'.")
     let trimmed = try Harness.heapline(["report", trace, "--categories", "1"])
