@@ -1,7 +1,8 @@
 import HeaplineTrace
 
 extension ObjectListWriter {
-  /// The first user frame of each stack (see ``FrameRole``): the `top_frame` column.
+  /// The first user frame of each stack (see ``FrameRole``), or its innermost frame with
+  /// `innermost`: the `top_frame` column.
   ///
   /// The innermost few frames of every stack are symbolized in one batch, since the user's
   /// frame is nearly always among them; the stacks whose frames there are all allocator entries
@@ -14,12 +15,17 @@ extension ObjectListWriter {
     /// Distinct return addresses symbolized, over both batches.
     private(set) var symbolizedFrameCount = 0
 
-    init(stacks: Set<UInt64>, metadata: TraceMetadata, symbolizer: Symbolizer) {
+    init(stacks: Set<UInt64>, metadata: TraceMetadata, symbolizer: Symbolizer, innermost: Bool) {
       var unresolved: [UInt64] = []
-      let prefixes = stacks.map { ($0, metadata.frames(of: StackID($0), limit: Self.prefixLength)) }
+      let length = innermost ? 1 : Self.prefixLength
+      let prefixes = stacks.map { ($0, metadata.frames(of: StackID($0), limit: length)) }
       let symbols = symbolize(prefixes.map(\.1), metadata: metadata, symbolizer: symbolizer)
       for (stack, pcs) in prefixes {
         let expanded = Self.expand(pcs, symbols)
+        if innermost {
+          frames[stack] = expanded.first
+          continue
+        }
         let hidden = FrameRole.leadingHiddenCount(expanded)
         if hidden < expanded.count || pcs.count < Self.prefixLength {
           frames[stack] = FrameRole.firstUserFrame(expanded)

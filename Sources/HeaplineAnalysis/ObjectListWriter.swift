@@ -83,7 +83,8 @@ public enum ObjectListWriter {
       if isSelected(record) { stacks.insert(record.stack) }
     }
     let topFrames = TopFrames(
-      stacks: stacks, metadata: metadata, symbolizer: symbolizer ?? Symbolizer(toolPath: nil))
+      stacks: stacks, metadata: metadata, symbolizer: symbolizer ?? Symbolizer(toolPath: nil),
+      innermost: style.showsHiddenFrames)
     summary.symbolizedFrameCount = topFrames.symbolizedFrameCount
     var categoryNames: [UInt64: String] = [:]
     try output.write(header)
