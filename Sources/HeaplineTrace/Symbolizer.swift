@@ -17,10 +17,16 @@ public struct Symbolizer: Sendable {
   /// Told about each module whose file changed since the recording (see ``ChangedModule``),
   /// once per ``symbolize(_:modules:)`` call; its frames are not symbolized.
   public var onChangedModule: (@Sendable (ChangedModule) -> Void)?
+  /// Symbols the trace holds (``TraceReader/storedSymbols()``), used before the files on disk.
+  public var stored: StoredSymbols
 
-  /// A symbolizer that runs `toolPath`.
-  public init(toolPath: String?, onChangedModule: (@Sendable (ChangedModule) -> Void)? = nil) {
+  /// A symbolizer that runs `toolPath`, after looking in `stored`.
+  public init(
+    toolPath: String?, stored: StoredSymbols = StoredSymbols(),
+    onChangedModule: (@Sendable (ChangedModule) -> Void)? = nil
+  ) {
     self.toolPath = toolPath
+    self.stored = stored
     self.onChangedModule = onChangedModule
   }
 
@@ -52,6 +58,11 @@ public struct Symbolizer: Sendable {
         continue
       }
       let address = module.fileAddress(of: pc)
+      if let answer = stored.answer(for: module, moduleAddress: address) {
+        let base = SymbolizedFrame(pc: pc, modulePath: module.path, moduleAddress: address)
+        result[pc] = Self.frames(base: base, answer: answer)
+        continue
+      }
       if toolPath != nil, isChanged(module, &changed) {
         result[pc] = [SymbolizedFrame(pc: pc, modulePath: module.path, moduleAddress: address)]
         continue
@@ -75,7 +86,7 @@ public struct Symbolizer: Sendable {
 
   /// Whether `module` changed on disk, checked once per module and told once.
   /// The same file may appear in several module records (one per change of the module map).
-  private func isChanged(_ module: TraceModule, _ known: inout [String: Bool]) -> Bool {
+  func isChanged(_ module: TraceModule, _ known: inout [String: Bool]) -> Bool {
     if let answer = known[module.path] { return answer }
     let change = Self.change(of: module)
     known[module.path] = change != nil

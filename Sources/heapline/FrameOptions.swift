@@ -28,10 +28,13 @@ struct FrameOptions: ParsableArguments {
       showsHiddenFrames: allFrames)
   }
 
-  /// `llvm-symbolizer`, or `nil` for module offsets only, telling of changed modules on stderr.
-  func symbolizer(_ symbolize: Bool) -> Symbolizer? {
+  /// `llvm-symbolizer` after the symbols stored in `traces`, or `nil` for module offsets only,
+  /// telling of changed modules on stderr.
+  func symbolizer(_ symbolize: Bool, traces: [String]) throws -> Symbolizer? {
     guard symbolize else { return nil }
-    return Symbolizer(toolPath: Symbolizer.locateTool(), onChangedModule: Self.warn)
+    var stored = StoredSymbols()
+    for trace in traces { stored.merge(try TraceReader(path: trace).storedSymbols()) }
+    return Symbolizer(toolPath: Symbolizer.locateTool(), stored: stored, onChangedModule: Self.warn)
   }
 
   /// Each module is named once per run, though several analyses symbolize.

@@ -59,7 +59,7 @@ extension HeaplineCommand {
     }
 
     func run() throws {
-      let symbolizer = frames.symbolizer(symbolize)
+      let symbolizer = try frames.symbolizer(symbolize, traces: files)
       let limit = top ?? (format == .text ? 10 : nil)
       let text: String
       if files.count == 1 {

@@ -50,7 +50,7 @@ extension HeaplineCommand {
       let weights = weight.map { [$0] } ?? (format == .folded ? [.live] : StackWeight.allCases)
       let profile = StackProfile(
         statistics: statistics, weights: Set(weights),
-        symbolizer: frames.symbolizer(symbolize))
+        symbolizer: try frames.symbolizer(symbolize, traces: [file]))
       var sink = try FileOutput(path: output, inputs: [file])
       switch format {
       case .folded:

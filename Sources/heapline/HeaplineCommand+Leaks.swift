@@ -77,7 +77,7 @@ extension HeaplineCommand {
       _ = try TraceInput.open(file)  // the warning for a trace cut short
       let report = try LeakReport.read(
         path: file, scan: scan, suppressions: rules, defaultSuppressions: defaultSuppressions,
-        symbolizer: frames.symbolizer(symbolize))
+        symbolizer: try frames.symbolizer(symbolize, traces: [file]))
       let renderer: any LeakReportRenderer =
         switch format {
         case .text: LeakTextRenderer(style: frames.style)

@@ -46,7 +46,8 @@ extension HeaplineCommand {
         liveAt: liveAt.map { .nanoseconds(Int64(TraceInput.nanoseconds(seconds: $0))) })
       var sink = try FileOutput(path: output, inputs: [file])
       try ObjectListWriter.write(
-        reader, options: options, symbolizer: frames.symbolizer(symbolize), style: frames.style,
+        reader, options: options, symbolizer: try frames.symbolizer(symbolize, traces: [file]),
+        style: frames.style,
         to: &sink)
       try sink.close()
     }

@@ -77,7 +77,7 @@ extension HeaplineCommand {
         upTo: upTo.map { .nanoseconds(Int64($0 * 1e9)) })
       options.stackOrder = sort
       let statistics = try Statistics(reader: reader, options: options)
-      let symbolizer = frames.symbolizer(symbolize)
+      let symbolizer = try frames.symbolizer(symbolize, traces: [file])
       let report =
         by == .function
         ? StatisticsReport(

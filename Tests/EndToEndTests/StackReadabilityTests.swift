@@ -160,7 +160,7 @@ struct StackReadabilityTests {
           + "  (nodes)"))
   }
 
-  @Test("a program rebuilt after its recording is named once and keeps module+offset frames")
+  @Test("without stored symbols, a rebuilt program is named once and keeps module+offset frames")
   func rebuiltProgramsAreNotMisnamed() throws {
     let directory = try Harness.temporaryDirectory()
     let program = directory.appendingPathComponent("rebuilt").path
@@ -172,7 +172,7 @@ struct StackReadabilityTests {
     }
     try build([])
     let trace = directory.appendingPathComponent("rebuilt.trace").path
-    let recorded = try Harness.heapline(["record", "-o", trace, "--", program])
+    let recorded = try Harness.heapline(["record", "--no-symbols", "-o", trace, "--", program])
     try #require(recorded.status == 0)
     // Unchanged, it is symbolized without a word.
     let before = try Harness.heapline(["report", trace, "--top", "1"])
@@ -200,5 +200,35 @@ struct StackReadabilityTests {
         "heapline: warning: module '\(program)' is gone or unreadable: its frames are shown as"
           + " module+offset, not symbolized"
       ])
+  }
+
+  @Test("symbols stored when recording ends name the frames after a rebuild, and after removal")
+  func storedSymbolsSurviveARebuild() throws {
+    let directory = try Harness.temporaryDirectory()
+    let program = directory.appendingPathComponent("rebuilt").path
+    let source = Harness.fixtures.appendingPathComponent("stacks.c").path
+    func build(_ flags: [String]) throws {
+      let result = try Harness.run(
+        "/usr/bin/env", ["cc", "-g", "-O0"] + flags + ["-o", program, source])
+      guard result.status == 0 else { throw HarnessError("cc failed: \(result.stderr)") }
+    }
+    try build([])
+    let trace = directory.appendingPathComponent("stored.trace").path
+    let recorded = try Harness.heapline(["record", "-o", trace, "--", program])
+    try #require(recorded.status == 0)
+    try build(["-DPADDED"])
+    let root = ["--root", Harness.fixtures.path]
+    let expected = [
+      "  [1] 3,000 B at peak; 3,000 B live in 3 blocks at end; 3 allocations, 3,000 B total",
+      "      #0 make_big  stacks.c:18  (rebuilt)",
+      "      #1 main  stacks.c:37  (rebuilt)",
+    ]
+    let rebuilt = try Harness.heapline(["report", trace, "--top", "1"] + root)
+    #expect(Self.lines(rebuilt.stdout, from: "  [1]", count: 3) == expected)
+    #expect(!rebuilt.stderr.contains("warning"))
+    try FileManager.default.removeItem(atPath: program)
+    let removed = try Harness.heapline(["report", trace, "--top", "1"] + root)
+    #expect(Self.lines(removed.stdout, from: "  [1]", count: 3) == expected)
+    #expect(!removed.stderr.contains("warning"))
   }
 }
