@@ -15,6 +15,14 @@ struct StackReadabilityTests {
     return trace
   }
 
+  /// Compiles Fixtures/stacks.c to `program` with `flags` (`-DPADDED` moves its functions).
+  static func buildStacks(_ flags: [String], to program: String) throws {
+    let source = Harness.fixtures.appendingPathComponent("stacks.c").path
+    let result = try Harness.run(
+      "/usr/bin/env", ["cc", "-g", "-O0"] + flags + ["-o", program, source])
+    guard result.status == 0 else { throw HarnessError("cc failed: \(result.stderr)") }
+  }
+
   /// The lines of `text` from the one starting with `prefix`, `count` of them.
   static func lines(_ text: String, from prefix: String, count: Int) -> [String] {
     let all = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -164,12 +172,7 @@ struct StackReadabilityTests {
   func rebuiltProgramsAreNotMisnamed() throws {
     let directory = try Harness.temporaryDirectory()
     let program = directory.appendingPathComponent("rebuilt").path
-    let source = Harness.fixtures.appendingPathComponent("stacks.c").path
-    func build(_ flags: [String]) throws {
-      let result = try Harness.run(
-        "/usr/bin/env", ["cc", "-g", "-O0"] + flags + ["-o", program, source])
-      guard result.status == 0 else { throw HarnessError("cc failed: \(result.stderr)") }
-    }
+    let build = { (flags: [String]) throws in try Self.buildStacks(flags, to: program) }
     try build([])
     let trace = directory.appendingPathComponent("rebuilt.trace").path
     let recorded = try Harness.heapline(["record", "--no-symbols", "-o", trace, "--", program])
@@ -206,12 +209,7 @@ struct StackReadabilityTests {
   func storedSymbolsSurviveARebuild() throws {
     let directory = try Harness.temporaryDirectory()
     let program = directory.appendingPathComponent("rebuilt").path
-    let source = Harness.fixtures.appendingPathComponent("stacks.c").path
-    func build(_ flags: [String]) throws {
-      let result = try Harness.run(
-        "/usr/bin/env", ["cc", "-g", "-O0"] + flags + ["-o", program, source])
-      guard result.status == 0 else { throw HarnessError("cc failed: \(result.stderr)") }
-    }
+    let build = { (flags: [String]) throws in try Self.buildStacks(flags, to: program) }
     try build([])
     let trace = directory.appendingPathComponent("stored.trace").path
     let recorded = try Harness.heapline(["record", "-o", trace, "--", program])
