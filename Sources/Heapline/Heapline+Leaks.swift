@@ -29,7 +29,17 @@ public struct LeaksFound: Error, CustomStringConvertible, Sendable {
   public var description: String {
     let lost = report.definitelyLost.blocks + report.indirectlyLost.blocks
     return "leaks found: \(lost) blocks lost, \(report.possiblyLost.blocks) possibly lost\n"
-      + LeakTextRenderer().render(report)
+      + LeakTextRenderer(style: Self.style).render(report)
+  }
+
+  /// User frames only: the allocator's entry frames, thunks, thread start, and Heapline's own
+  /// frames (the closures that run `body` on its thread) are left out.
+  static var style: FrameStyle {
+    let directory = getcwd(nil, 0)
+    defer { free(directory) }
+    var style = FrameStyle(root: directory.map { String(cString: $0) })
+    style.hiddenModules = ["Heapline"]
+    return style
   }
 }
 

@@ -14,13 +14,17 @@ public enum FoldedStacks {
   /// The frame name of a stack with no frames recorded.
   public static let unknownFrame = "[unknown]"
 
-  /// The folded lines of `profile`, sorted, each ending in a newline.
-  public static func render(_ profile: StackProfile, weight: StackWeight) -> String {
+  /// The folded lines of `profile`, sorted, each ending in a newline; frames named and chosen
+  /// as `style` says (the allocator's entry frames left out, by default).
+  public static func render(
+    _ profile: StackProfile, weight: StackWeight, style: FrameStyle = FrameStyle()
+  ) -> String {
     var weights: [String: UInt64] = [:]
     for entry in profile.entries {
       let value = weight.weight(of: entry.statistics)
       guard value > 0 else { continue }
-      let names = entry.frames.isEmpty ? [unknownFrame] : entry.frames.map { frameName($0) }
+      let frames = shownFrames(entry, style: style)
+      let names = frames.isEmpty ? [unknownFrame] : frames.map { frameName($0, style: style) }
       weights[names.joined(separator: ";"), default: 0] &+= value
     }
     return weights.keys.sorted().map { "\($0) \(weights[$0]!)\n" }.joined()
@@ -28,14 +32,19 @@ public enum FoldedStacks {
 
   /// A frame's name with the characters that would break a line replaced: `;` separates
   /// frames and a line break ends the record.
-  static func frameName(_ frame: SymbolizedFrame) -> String {
+  static func frameName(_ frame: SymbolizedFrame, style: FrameStyle? = nil) -> String {
     String(
-      frame.displayName.map { character in
+      (style?.name(frame) ?? frame.displayName).map { character in
         switch character {
         case ";": ":"
         case "\n", "\r": " "
         default: character
         }
       })
+  }
+
+  /// The frames of `entry` that `style` shows, root first.
+  static func shownFrames(_ entry: StackProfile.Entry, style: FrameStyle) -> [SymbolizedFrame] {
+    style.shownFrames(entry.frames.reversed()).reversed()
   }
 }

@@ -1,17 +1,23 @@
 import HeaplineTrace
 
-/// Frame and count text shared by the growth and comparison reports, in the style of the
-/// statistics report.
+/// Frame and count text shared by the text renderers: the statistics, growth, comparison and
+/// leak reports.
 enum FrameLines {
-  /// `#0 make_blocks  blocks.c:9  (blocks)`, one line per frame, innermost first.
-  static func lines(_ frames: [SymbolizedFrame], indent: String = "      ") -> [String] {
-    guard !frames.isEmpty else { return [indent + "(no frames recorded)"] }
-    return frames.enumerated().map { index, frame in
-      let name = frame.displayName + (frame.isInlined ? " [inlined]" : "")
-      let parts = [
-        "#\(index) \(name)", frame.sourceLocation ?? "", frame.moduleName.map { "(\($0))" } ?? "",
-      ]
-      return indent + parts.filter { !$0.isEmpty }.joined(separator: "  ")
+  /// `#0 makeBlocks()  Sources/App/main.swift:9  (app)`, one line per frame shown,
+  /// innermost first.
+  static func lines(
+    _ frames: [SymbolizedFrame], style: FrameStyle, indent: String = "      "
+  ) -> [String] {
+    let shown = style.shownFrames(frames)
+    guard !shown.isEmpty else { return [indent + "(no frames recorded)"] }
+    return shown.enumerated().map { index, frame in
+      let location = style.sourceLocation(frame) ?? ""
+      let module = frame.moduleName.map { "(\($0))" } ?? ""
+      let inlined = frame.isInlined ? " [inlined]" : ""
+      return style.capped(name: style.name(frame)) { name in
+        let parts = ["#\(index) \(name)\(inlined)", location, module]
+        return indent + parts.filter { !$0.isEmpty }.joined(separator: "  ")
+      }
     }
   }
 

@@ -28,8 +28,8 @@ public struct GrowthReport: Sendable {
     stack.frames.flatMap { pc in symbols[pc] ?? [SymbolizedFrame(pc: pc)] }
   }
 
-  /// The human-readable report.
-  public func text(path: String) -> String {
+  /// The human-readable report, frames written in `style`.
+  public func text(path: String, style: FrameStyle = FrameStyle()) -> String {
     let from = Self.describe(growth.from, growth.fromTime)
     let to = Self.describe(growth.to, growth.toTime)
     var lines = ["Growth in '\(path)' from \(from) to \(to)"]
@@ -53,7 +53,7 @@ public struct GrowthReport: Sendable {
     lines += ["", "By stack: top \(shown.count) of \(growth.stacks.count)"]
     for (rank, stack) in shown.enumerated() {
       lines.append("  [\(rank + 1)] " + FrameLines.bytesInBlocks(stack.bytes, stack.count))
-      lines += FrameLines.lines(frames(of: stack))
+      lines += FrameLines.lines(frames(of: stack), style: style)
     }
     return lines.joined(separator: "\n") + "\n"
   }

@@ -4,10 +4,11 @@ import HeaplineTrace
 /// <doc:ReportJSON>: `backing_stores`, `footprint`, `footprint_at_peak_rss`, `memory_warnings`,
 /// `memory_limit_kill`.
 extension JSONReportRenderer {
-  static func memoryMembers(_ report: StatisticsReport) -> [(String, JSONValue)] {
+  static func memoryMembers(_ report: StatisticsReport, style: FrameStyle) -> [(String, JSONValue)]
+  {
     let statistics = report.statistics
     return [
-      ("backing_stores", backingStores(statistics.backingStores, report: report)),
+      ("backing_stores", backingStores(statistics.backingStores, report: report, style: style)),
       ("footprint", footprint(statistics.footprint)),
       ("footprint_at_peak_rss", statistics.footprintAtPeakRSS.map(footprint) ?? .null),
       ("memory_warnings", .array(statistics.memoryWarnings.map(warning))),
@@ -15,9 +16,9 @@ extension JSONReportRenderer {
     ]
   }
 
-  private static func backingStores(_ stores: BackingStoreStatistics, report: StatisticsReport)
-    -> JSONValue
-  {
+  private static func backingStores(
+    _ stores: BackingStoreStatistics, report: StatisticsReport, style: FrameStyle
+  ) -> JSONValue {
     .object([
       ("live_bytes", .unsigned(stores.liveBytes)),
       ("live_count", .unsigned(stores.liveCount)),
@@ -46,7 +47,7 @@ extension JSONReportRenderer {
         "top_stacks",
         .array(
           stores.topStacks.enumerated().map { rank, stack in
-            Self.stack(stack, rank: rank + 1, frames: report.frames(of: stack))
+            Self.stack(stack, rank: rank + 1, frames: report.frames(of: stack), style: style)
           })
       ),
     ])

@@ -7,8 +7,14 @@ public struct JSONReportRenderer: ReportRenderer {
   /// disappears; adding keys does not need a bump.
   public static let schemaVersion: UInt64 = 1
 
-  /// Creates a JSON renderer.
-  public init() {}
+  /// How frame names are written; JSON keeps every frame and every path as recorded, so only
+  /// ``FrameStyle/fullNames`` applies.
+  public var style: FrameStyle
+
+  /// Creates a JSON renderer that names frames in `style`.
+  public init(style: FrameStyle = FrameStyle()) {
+    self.style = style
+  }
 
   public func render(_ report: StatisticsReport) throws -> String {
     var output = StringOutput()
@@ -21,11 +27,11 @@ public struct JSONReportRenderer: ReportRenderer {
   public func write(_ report: StatisticsReport, to output: inout some TextOutput)
     throws(AnalysisError)
   {
-    try Self.document(report).write(to: &output)
+    try Self.document(report, style: style).write(to: &output)
     try output.write("\n")
   }
 
-  private static func document(_ report: StatisticsReport) -> JSONValue {
+  private static func document(_ report: StatisticsReport, style: FrameStyle) -> JSONValue {
     let statistics = report.statistics
     return JSONValue.object(
       [
@@ -33,15 +39,18 @@ public struct JSONReportRenderer: ReportRenderer {
         ("trace", Self.trace(statistics.trace)),
         ("totals", Self.totals(statistics.totals)),
         ("categories", .array(statistics.categories.map(Self.category))),
+        ("stack_grouping", .string(report.grouping.rawValue)),
         ("stack_count", .unsigned(UInt64(statistics.stackCount))),
         (
           "top_stacks",
           .lazyArray(count: statistics.topStacks.count) { index in
             let stack = statistics.topStacks[index]
-            return Self.stack(stack, rank: index + 1, frames: report.frames(of: stack))
+            return Self.stack(
+              stack, rank: index + 1, frames: report.frames(of: stack), style: style,
+              mergedStacks: report.mergedStackCounts[stack.id])
           }
         ),
-      ] + Self.memoryMembers(report))
+      ] + Self.memoryMembers(report, style: style))
   }
 
   private static func trace(_ trace: TraceSummary) -> JSONValue {
@@ -112,9 +121,10 @@ public struct JSONReportRenderer: ReportRenderer {
     ])
   }
 
-  static func stack(_ stack: StackStatistics, rank: Int, frames: [SymbolizedFrame])
-    -> JSONValue
-  {
+  static func stack(
+    _ stack: StackStatistics, rank: Int, frames: [SymbolizedFrame], style: FrameStyle,
+    mergedStacks: Int? = nil
+  ) -> JSONValue {
     .object([
       ("rank", .signed(rank)),
       ("stack_id", .unsigned(stack.id.rawValue)),
@@ -123,16 +133,28 @@ public struct JSONReportRenderer: ReportRenderer {
       ("live_blocks", .unsigned(stack.liveBlocks)),
       ("allocations", .unsigned(stack.allocationCount)),
       ("total_bytes", .unsigned(stack.totalBytes)),
-      ("frames", .array(frames.map(frame))),
+      ("temporary_allocations", .unsigned(stack.temporaryCount)),
+      ("merged_stacks", .unsigned(mergedStacks.map(UInt64.init))),
+      ("frames", Self.frames(frames, style: style)),
     ])
   }
 
-  /// A frame as <doc:ReportJSON> lays it out; the leak report's stacks use it too.
-  static func frame(_ frame: SymbolizedFrame) -> JSONValue {
+  /// A stack's frames as <doc:ReportJSON> lays them out, every one of them, each with its
+  /// ``FrameRole`` in `hidden` (`null` for the frames a text stack shows); the leak report's
+  /// stacks use it too.
+  static func frames(_ frames: [SymbolizedFrame], style: FrameStyle) -> JSONValue {
+    let roles = FrameRole.roles(of: frames)
+    return .array(zip(frames, roles).map { frame($0, role: $1, style: style) })
+  }
+
+  private static func frame(_ frame: SymbolizedFrame, role: FrameRole, style: FrameStyle)
+    -> JSONValue
+  {
     .object([
       ("pc", .address(frame.pc)),
       ("function", .string(frame.function)),
-      ("display_name", .string(frame.displayName)),
+      ("display_name", .string(style.name(frame))),
+      ("hidden", .string(role == .user ? nil : role.rawValue)),
       ("file", .string(frame.file)),
       ("line", .signed(frame.line)),
       ("column", .signed(frame.column)),

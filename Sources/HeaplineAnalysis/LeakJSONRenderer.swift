@@ -3,7 +3,13 @@ import HeaplineTrace
 /// The leak report as JSON, laid out in <doc:LeaksJSON>: the scan, the totals, and every group
 /// with its members' symbolized stacks. Keys keep their documented order.
 public struct LeakJSONRenderer: LeakReportRenderer {
-  public init() {}
+  /// How frame names are written (``FrameStyle/fullNames``; every frame is kept).
+  public var style: FrameStyle
+
+  /// Creates a JSON renderer that names frames in `style`.
+  public init(style: FrameStyle = FrameStyle()) {
+    self.style = style
+  }
 
   public func render(_ report: LeakReport) -> String {
     let document = JSONValue.object([
@@ -16,9 +22,12 @@ public struct LeakJSONRenderer: LeakReportRenderer {
       ("possibly_lost", Self.amount(report.possiblyLost)),
       ("suppressed", Self.amount(report.suppressed)),
       ("suppressed_by_default", .array(report.suppressedByDefault.map(Self.suppressedByDefault))),
-      ("groups", .array(report.groups.map(Self.group))),
-      ("suppressed_groups", .array(report.suppressedGroups.map(Self.group))),
-      ("default_suppressed_groups", .array(report.defaultSuppressedGroups.map(Self.group))),
+      ("groups", .array(report.groups.map { Self.group($0, style: style) })),
+      ("suppressed_groups", .array(report.suppressedGroups.map { Self.group($0, style: style) })),
+      (
+        "default_suppressed_groups",
+        .array(report.defaultSuppressedGroups.map { Self.group($0, style: style) })
+      ),
     ])
     return document.rendered() + "\n"
   }
@@ -54,7 +63,7 @@ public struct LeakJSONRenderer: LeakReportRenderer {
     .object([("blocks", .unsigned(amount.blocks)), ("bytes", .unsigned(amount.bytes))])
   }
 
-  private static func group(_ group: LeakGroup) -> JSONValue {
+  private static func group(_ group: LeakGroup, style: FrameStyle) -> JSONValue {
     .object([
       ("kind", .string(group.kind.rawValue)),
       ("name", .string(group.name)),
@@ -63,18 +72,18 @@ public struct LeakJSONRenderer: LeakReportRenderer {
       ("indirectly_lost", amount(group.indirectlyLost)),
       ("possibly_lost", amount(group.possiblyLost)),
       ("suppressed_by", .string(group.suppressedBy)),
-      ("members", .array(group.members.map(member))),
+      ("members", .array(group.members.map { member($0, style: style) })),
     ])
   }
 
-  private static func member(_ member: LeakGroupMember) -> JSONValue {
+  private static func member(_ member: LeakGroupMember, style: FrameStyle) -> JSONValue {
     .object([
       ("category", .string(member.category.name)),
       ("category_kind", .string(member.category.kind.description)),
       ("size", .unsigned(member.size)),
       ("address", .address(member.address.rawValue)),
       ("alloc", .string("\(member.id.threadSerial):\(member.id.counter)")),
-      ("frames", .array(member.frames.map(JSONReportRenderer.frame))),
+      ("frames", JSONReportRenderer.frames(member.frames, style: style)),
     ])
   }
 }

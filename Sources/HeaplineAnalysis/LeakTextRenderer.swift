@@ -13,10 +13,16 @@ public protocol LeakReportRenderer {
 /// Leaked cycle: ViewController → Store → closure context → ViewController
 ///   1 leak: 3 blocks (144 B) definitely lost, 2 blocks (96 B) indirectly lost
 ///   ViewController, 48 B, allocated at:
-///       #0 App.ViewController.init() -> App.ViewController  main.swift:12  (app)
+///       #0 ViewController.init()  main.swift:12  (app)
 /// ```
 public struct LeakTextRenderer: LeakReportRenderer {
-  public init() {}
+  /// How frames are written.
+  public var style: FrameStyle
+
+  /// Creates a text renderer that writes frames in `style`.
+  public init(style: FrameStyle = FrameStyle()) {
+    self.style = style
+  }
 
   public func render(_ report: LeakReport) -> String {
     var lines = headerLines(report)
@@ -103,7 +109,7 @@ public struct LeakTextRenderer: LeakReportRenderer {
     // Members of one category and size whose stacks read the same are shown once, counted.
     var shown: [(member: LeakGroupMember, frames: [String], count: Int)] = []
     for member in group.members {
-      let frames = FrameLines.lines(member.frames)
+      let frames = FrameLines.lines(member.frames, style: style)
       if let at = shown.firstIndex(where: {
         $0.member.category.id == member.category.id && $0.member.size == member.size
           && $0.frames == frames

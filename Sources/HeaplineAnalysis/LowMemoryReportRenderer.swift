@@ -90,13 +90,7 @@ public struct LowMemoryReportRenderer: ReportRenderer {
         "  [\(rank + 1)] \(TextReportRenderer.bytesText(stack.liveBytes)) live in "
           + TextReportRenderer.countText(stack.liveBlocks, kind == "malloc" ? "block" : "store")
           + " (\(kind))")
-      let frames = report.frames(of: stack)
-      if frames.isEmpty { lines.append("      (no frames recorded)") }
-      for (index, frame) in frames.enumerated() {
-        let location = frame.sourceLocation.map { "  \($0)" } ?? ""
-        let module = frame.moduleName.map { "  (\($0))" } ?? ""
-        lines.append("      #\(index) \(frame.displayName)\(location)\(module)")
-      }
+      lines += FrameLines.lines(report.frames(of: stack), style: FrameStyle())
     }
     return lines
   }

@@ -41,7 +41,7 @@ public enum ObjectListWriter {
   @discardableResult
   public static func write<Output: TextOutput>(
     _ reader: TraceReader, options: ObjectListOptions, symbolizer: Symbolizer?,
-    to output: inout Output
+    style: FrameStyle = FrameStyle(), to output: inout Output
   ) throws(AnalysisError) -> Summary {
     var summary = Summary()
     let records = try ObjectRecordFile()
@@ -77,22 +77,20 @@ public enum ObjectListWriter {
       guard let liveAt = options.liveAt else { return true }
       return record.allocTime <= liveAt && record.freeTime > liveAt
     }
-    // The distinct stacks of the selected rows, then their innermost frames in one batch.
+    // The distinct stacks of the selected rows, then their first user frames.
     var stacks: Set<UInt64> = []
     try records.forEachRecord { _, record throws(AnalysisError) in
       if isSelected(record) { stacks.insert(record.stack) }
     }
-    let innermost = Dictionary(
-      uniqueKeysWithValues: stacks.map { ($0, metadata.frames(of: StackID($0), limit: 1).first) })
-    let pcs = Set(innermost.values.compactMap { $0 })
-    let symbols = (symbolizer ?? Symbolizer(toolPath: nil)).symbolize(
-      pcs, modules: metadata.modules)
-    summary.symbolizedFrameCount = pcs.count
+    let topFrames = TopFrames(
+      stacks: stacks, metadata: metadata, symbolizer: symbolizer ?? Symbolizer(toolPath: nil),
+      innermost: style.showsHiddenFrames)
+    summary.symbolizedFrameCount = topFrames.symbolizedFrameCount
     var categoryNames: [UInt64: String] = [:]
     try output.write(header)
     try records.forEachRecord { index, record throws(AnalysisError) in
       guard isSelected(record) else { return }
-      let frame = innermost[record.stack].flatMap { $0 }.flatMap { symbols[$0]?.first }
+      let frame = topFrames.frames[record.stack]
       let category =
         categoryNames[record.category]
         ?? metadata.category(CategoryID(record.category)).name
@@ -102,7 +100,7 @@ public enum ObjectListWriter {
           String(index), CSV.seconds(record.allocTime),
           record.freeTime == ObjectRecordFile.Record.notFreed ? "" : CSV.seconds(record.freeTime),
           CSV.address(record.address), String(record.size), category, String(record.stack),
-          frame?.displayName ?? "", frame?.sourceLocation ?? "",
+          frame.map(style.name) ?? "", frame.flatMap(style.sourceLocation) ?? "",
         ]))
       summary.rowCount += 1
     }

@@ -14,9 +14,9 @@ public enum SpeedscopeExport {
   public static let schemaURL = "https://www.speedscope.app/file-format-schema.json"
 
   /// The file, one profile per weight in the order given; the first is shown on load.
-  public static func render(_ profile: StackProfile, weights: [StackWeight], name: String)
-    -> String
-  {
+  public static func render(
+    _ profile: StackProfile, weights: [StackWeight], name: String, style: FrameStyle = FrameStyle()
+  ) -> String {
     var frames: [JSONValue] = []
     var frameIndex: [SymbolizedFrame: Int] = [:]
     func index(of frame: SymbolizedFrame) -> Int {
@@ -29,7 +29,7 @@ public enum SpeedscopeExport {
       }
       if let existing = frameIndex[key] { return existing }
       frameIndex[key] = frames.count
-      var members: [(String, JSONValue)] = [("name", .string(frame.displayName))]
+      var members: [(String, JSONValue)] = [("name", .string(style.name(frame)))]
       if let file = frame.file { members.append(("file", .string(file))) }
       if let line = frame.line { members.append(("line", .signed(line))) }
       if let column = frame.column { members.append(("col", .signed(column))) }
@@ -38,7 +38,8 @@ public enum SpeedscopeExport {
     }
     let unknown = SymbolizedFrame(pc: 0, function: FoldedStacks.unknownFrame)
     let stacks = profile.entries.map { entry in
-      (entry.frames.isEmpty ? [unknown] : entry.frames).map(index)
+      let frames = FoldedStacks.shownFrames(entry, style: style)
+      return (frames.isEmpty ? [unknown] : frames).map(index)
     }
     let profiles = weights.map { weight in
       var samples: [JSONValue] = []

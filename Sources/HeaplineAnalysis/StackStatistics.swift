@@ -17,11 +17,14 @@ public struct StackStatistics: Hashable, Sendable {
   public var allocationCount: UInt64
   /// Bytes it allocated in all.
   public var totalBytes: UInt64
+  /// Temporary allocations it made: blocks freed with no other allocation or free between
+  /// their allocation and their free (heaptrack's definition).
+  public var temporaryCount: UInt64
 
   /// Creates a stack's figures.
   public init(
     id: StackID, frames: [UInt64], bytesAtPeak: UInt64, liveBytes: UInt64, liveBlocks: UInt64,
-    allocationCount: UInt64, totalBytes: UInt64
+    allocationCount: UInt64, totalBytes: UInt64, temporaryCount: UInt64 = 0
   ) {
     self.id = id
     self.frames = frames
@@ -30,5 +33,6 @@ public struct StackStatistics: Hashable, Sendable {
     self.liveBlocks = liveBlocks
     self.allocationCount = allocationCount
     self.totalBytes = totalBytes
+    self.temporaryCount = temporaryCount
   }
 }

@@ -48,13 +48,16 @@ extension Statistics {
         transientCount: counter.totalCount &- counter.liveCount, totalBytes: counter.totalBytes,
         totalCount: counter.totalCount, bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch))
     }
-    let stacks = zip(accumulator.stackIDs, accumulator.stackCounters).map { id, counter in
-      StackStatistics(
-        id: id, frames: [], bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch),
-        liveBytes: counter.liveBytes, liveBlocks: counter.liveCount,
-        allocationCount: counter.totalCount, totalBytes: counter.totalBytes)
+    let stacks = accumulator.stackIDs.indices.map { slot in
+      let counter = accumulator.stackCounters[slot]
+      return StackStatistics(
+        id: accumulator.stackIDs[slot], frames: [],
+        bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch), liveBytes: counter.liveBytes,
+        liveBlocks: counter.liveCount, allocationCount: counter.totalCount,
+        totalBytes: counter.totalBytes, temporaryCount: accumulator.stackTemporaryCounts[slot])
     }
-    var topStacks = Array(stacks.sorted(by: Self.ranksHigher).prefix(options.topStackCount))
+    var topStacks = Array(
+      stacks.sorted(by: options.stackOrder.ranksHigher).prefix(options.topStackCount))
     for index in topStacks.indices {
       topStacks[index].frames = metadata.frames(of: topStacks[index].id)
     }
@@ -112,13 +115,5 @@ extension Statistics {
     }
     if lhs.totalBytes != rhs.totalBytes { return lhs.totalBytes > rhs.totalBytes }
     return (lhs.name, lhs.id) < (rhs.name, rhs.id)
-  }
-
-  /// Stacks: bytes at the peak, then live bytes at the end, then total bytes; then by id.
-  private static func ranksHigher(_ lhs: StackStatistics, _ rhs: StackStatistics) -> Bool {
-    if lhs.bytesAtPeak != rhs.bytesAtPeak { return lhs.bytesAtPeak > rhs.bytesAtPeak }
-    if lhs.liveBytes != rhs.liveBytes { return lhs.liveBytes > rhs.liveBytes }
-    if lhs.totalBytes != rhs.totalBytes { return lhs.totalBytes > rhs.totalBytes }
-    return lhs.id < rhs.id
   }
 }

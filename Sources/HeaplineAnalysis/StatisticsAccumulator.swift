@@ -20,6 +20,10 @@ struct StatisticsAccumulator {
   private var sparseStackSlots: [StackID: Int32] = [:]
   private(set) var stackIDs: [StackID] = []
   private(set) var stackCounters: [UsageCounter] = []
+  /// Temporary allocations per stack slot; see ``StackStatistics/temporaryCount``.
+  private(set) var stackTemporaryCounts: [UInt64] = []
+  /// The last allocation while no free or allocation has followed it.
+  private var lastAllocation: (id: AllocID, stackSlot: Int32)?
   /// Slots of size-class categories, indexed by class, -1 when unused: the common case
   /// needs no hashing.
   private var sizeClassSlots = [Int32](repeating: -1, count: 512)
@@ -54,6 +58,7 @@ struct StatisticsAccumulator {
     // An id that is still live means a damaged or duplicated record: retire the old block so
     // the live figures stay consistent.
     if let previous = live.insert(alloc.id, block) { retire(previous) }
+    lastAllocation = (alloc.id, block.stackSlot)
     stackCounters[Int(block.stackSlot)].allocate(alloc.size, epoch: peakEpoch)
     categoryCounters[Int(block.categorySlot)].allocate(alloc.size, epoch: peakEpoch)
     totals.allocationCount &+= 1
@@ -69,6 +74,10 @@ struct StatisticsAccumulator {
   }
 
   private mutating func release(_ free: FreeEvent) {
+    if let last = lastAllocation, last.id == free.id {
+      stackTemporaryCounts[Int(last.stackSlot)] &+= 1
+    }
+    lastAllocation = nil
     guard let block = live.remove(free.id) else {
       // Allocated before recording began (or in a chunk lost to a crash): nothing to undo.
       totals.unmatchedFreeCount &+= 1
@@ -112,6 +121,7 @@ struct StatisticsAccumulator {
     }
     stackIDs.append(id)
     stackCounters.append(UsageCounter())
+    stackTemporaryCounts.append(0)
     return slot
   }
 

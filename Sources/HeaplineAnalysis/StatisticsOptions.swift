@@ -2,6 +2,8 @@
 public struct StatisticsOptions: Hashable, Sendable {
   /// How many stacks ``Statistics/topStacks`` keeps.
   public var topStackCount: Int
+  /// What ranks the stacks: bytes at the peak, by default.
+  public var stackOrder: StackOrder = .peak
   /// Stop at this time, in nanoseconds since the trace's start: the statistics are then as
   /// they stood at that moment. `nil` reads the whole trace.
   public var endTime: UInt64?

@@ -13,6 +13,12 @@ public struct StatisticsReport: Sendable {
   public var statistics: Statistics
   /// Symbolized frames of every return address in ``Statistics/topStacks``.
   public var symbols: [UInt64: [SymbolizedFrame]]
+  /// Whether ``Statistics/topStacks`` are stacks, or functions that merge stacks (see
+  /// ``init(mergingByFunction:symbolizer:topCount:order:)``).
+  public var grouping = StackGrouping.stack
+  /// For each merged entry of ``Statistics/topStacks``, by its id, the number of stacks it
+  /// merges; empty for stacks.
+  public var mergedStackCounts: [StackID: Int] = [:]
 
   /// Symbolizes the top stacks with one run of `symbolizer`; with `nil`, frames show module
   /// offsets only.

@@ -6,8 +6,22 @@ import HeaplineTrace
 /// Byte counts are exact, with thousands separators (`4,800 B`), and a binary-unit form
 /// beside them from 1 KiB up (`(4.69 KiB)`).
 public struct TextReportRenderer: ReportRenderer {
-  /// Creates a text renderer.
-  public init() {}
+  /// How frames are written.
+  public var style: FrameStyle
+  /// How many categories the table lists, the rest summed on one line; `nil` for all.
+  public var categoryLimit: Int?
+  /// What ranks the stacks, for the header; the statistics did the ranking.
+  public var order: StackOrder
+
+  /// Creates a text renderer that writes frames in `style` and lists the first `categoryLimit`
+  /// categories (all for `nil`); `order` names the stacks' ranking in the header.
+  public init(
+    style: FrameStyle = FrameStyle(), categoryLimit: Int? = nil, order: StackOrder = .peak
+  ) {
+    self.style = style
+    self.categoryLimit = categoryLimit.map { max(0, $0) }
+    self.order = order
+  }
 
   public func render(_ report: StatisticsReport) throws -> String {
     let statistics = report.statistics
@@ -94,23 +108,32 @@ public struct TextReportRenderer: ReportRenderer {
     var table = TextTable(header: [
       "Category", "Persistent Bytes", "# Persistent", "# Transient", "Total Bytes", "# Total",
     ])
-    for category in categories {
+    let shown = categories.prefix(categoryLimit ?? categories.count)
+    for category in shown {
       table.append([
-        category.name, Self.count(category.persistentBytes), Self.count(category.persistentCount),
+        FrameStyle.cutInMiddle(category.name, to: Self.categoryNameWidth),
+        Self.count(category.persistentBytes), Self.count(category.persistentCount),
         Self.count(category.transientCount), Self.count(category.totalBytes),
         Self.count(category.totalCount),
       ])
     }
-    return ["Categories"] + table.lines
+    let rest = categories.dropFirst(shown.count)
+    guard !rest.isEmpty else { return ["Categories"] + table.lines }
+    let persistent = rest.reduce(UInt64(0)) { $0 &+ $1.persistentBytes }
+    let total = rest.reduce(UInt64(0)) { $0 &+ $1.totalBytes }
+    return ["Categories"] + table.lines + [
+      "  … and \(Self.count(UInt64(rest.count))) more: \(Self.count(persistent))"
+        + " persistent bytes, \(Self.count(total)) total bytes"
+    ]
   }
 
   private func stackLines(_ report: StatisticsReport) -> [String] {
     let stacks = report.statistics.topStacks
     let stackCount = report.statistics.stackCount
-    guard !stacks.isEmpty else { return ["Top stacks", "  (none)"] }
-    var lines = [
-      "Top \(stacks.count) of \(stackCount) allocation stacks, by live bytes at the peak"
-    ]
+    let byFunction = report.grouping == .function
+    guard !stacks.isEmpty else { return [byFunction ? "Top functions" : "Top stacks", "  (none)"] }
+    let what = byFunction ? "allocating functions" : "allocation stacks"
+    var lines = ["Top \(stacks.count) of \(stackCount) \(what), \(order.phrase)"]
     for (rank, stack) in stacks.enumerated() {
       lines.append("")
       let atPeak = "\(Self.count(stack.bytesAtPeak)) B at peak"
@@ -118,22 +141,19 @@ public struct TextReportRenderer: ReportRenderer {
         "\(Self.count(stack.liveBytes)) B live in \(Self.count(stack.liveBlocks, "block")) at end"
       let made = Self.count(stack.allocationCount, "allocation")
       let total = "\(Self.count(stack.totalBytes)) B total"
-      lines.append("  [\(rank + 1)] \(atPeak); \(atEnd); \(made), \(total)")
-      let frames = report.frames(of: stack)
-      guard !frames.isEmpty else {
-        lines.append("      (no frames recorded)")
-        continue
+      var extra = order == .temporary ? ", \(Self.count(stack.temporaryCount)) temporary" : ""
+      if byFunction, let merged = report.mergedStackCounts[stack.id] {
+        extra += "; from \(Self.count(UInt64(merged), "stack"))"
       }
-      for (index, frame) in frames.enumerated() {
-        let name = frame.displayName + (frame.isInlined ? " [inlined]" : "")
-        let module = frame.moduleName.map { "(\($0))" } ?? ""
-        lines.append(
-          "      "
-            + Self.detail("#\(index) \(name)", frame.sourceLocation ?? "", module, separator: "  "))
-      }
+      lines.append("  [\(rank + 1)] \(atPeak); \(atEnd); \(made), \(total)\(extra)")
+      lines += FrameLines.lines(report.frames(of: stack), style: style)
     }
     return lines
   }
+
+  /// The longest category name the table shows whole: with the five number columns, a line
+  /// stays within 160 characters.
+  static let categoryNameWidth = 88
 
   private static func count(_ value: UInt64) -> String {
     ByteCountText.grouped(value)

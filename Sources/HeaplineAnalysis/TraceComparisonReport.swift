@@ -2,8 +2,10 @@ import HeaplineTrace
 
 extension TraceComparison {
   /// The human-readable comparison: every category, and the `stackLimit` stacks that changed
-  /// most (all for `nil`), frames innermost first.
-  public func text(pathA: String, pathB: String, stackLimit: Int?) -> String {
+  /// most (all for `nil`), frames innermost first, written in `style`.
+  public func text(
+    pathA: String, pathB: String, stackLimit: Int?, style: FrameStyle = FrameStyle()
+  ) -> String {
     var lines = ["Persistent memory at exit: A = '\(pathA)', B = '\(pathB)'"]
     let total = categories.reduce(into: Row(key: "", frames: [])) { sum, row in
       sum.bytesA &+= row.bytesA
@@ -40,7 +42,7 @@ extension TraceComparison {
           + "\(FrameLines.signed(row.deltaCount)) blocks (A: "
           + FrameLines.bytesInBlocks(row.bytesA, row.countA) + "; B: "
           + FrameLines.bytesInBlocks(row.bytesB, row.countB) + ")")
-      lines += FrameLines.lines(row.frames.reversed())
+      lines += FrameLines.lines(row.frames.reversed(), style: style)
     }
     return lines.joined(separator: "\n") + "\n"
   }

@@ -5,8 +5,15 @@
 public struct SymbolizedFrame: Hashable, Sendable {
   /// The return address in the traced process.
   public var pc: UInt64
-  /// The demangled function name, when the symbolizer found one.
+  /// The demangled function name in full (module-qualified, with parameter and result types),
+  /// when the symbolizer found one.
   public var function: String?
+  /// The name as the Swift runtime's simplified demangling gives it (`Foo.bar(_:)`); for C and
+  /// C++ names, ``function`` itself.
+  public var simplifiedFunction: String?
+  /// Whether the function is a thunk the Swift compiler made (reabstraction, protocol witness,
+  /// allocating initializer): stacks collapse these.
+  public var isThunk: Bool = false
   /// The source file, when debug info has one.
   public var file: String?
   /// The source line, when debug info has one.
@@ -41,9 +48,14 @@ public struct SymbolizedFrame: Hashable, Sendable {
     modulePath.map { path in path.split(separator: "/").last.map(String.init) ?? path }
   }
 
-  /// The function name; without one, `module+0x1f0`, or the bare address outside any module.
-  public var displayName: String {
-    if let function { return function }
+  /// The function name in full; without one, `module+0x1f0`, or the bare address outside any
+  /// module.
+  public var displayName: String { name(fullNames: true) }
+
+  /// The simplified name, or the full one with `fullNames`; without a name, `module+0x1f0`,
+  /// or the bare address outside any module.
+  public func name(fullNames: Bool) -> String {
+    if let function { return fullNames ? function : simplifiedFunction ?? function }
     if let moduleName, let moduleAddress {
       return "\(moduleName)+0x\(String(moduleAddress, radix: 16))"
     }

@@ -32,6 +32,9 @@ public enum ChunkKind: UInt8, Sendable {
   case events = 1
   /// The last chunk of a cleanly finished trace.
   case trailer = 2
+  /// The frames of the trace's stacks, symbolized when `heapline record` finished, just
+  /// before the trailer (see ``StoredSymbols``). Traces without one read as before.
+  case symbols = 3
 }
 
 /// How a chunk's payload is stored, from byte 5 of its header.

@@ -2,6 +2,7 @@ extension TraceReader {
   /// What walking the chunk headers found.
   struct Index {
     var chunks: [ChunkHeader] = []
+    var symbolChunks: [ChunkHeader] = []
     var trailer: TraceTrailer?
     var trailerChunk: ChunkHeader?
     var cut: CutShort?
@@ -71,7 +72,11 @@ extension TraceReader {
         index.trailerChunk = chunk
         break
       }
-      index.chunks.append(chunk)
+      if chunk.kind == .symbols {
+        index.symbolChunks.append(chunk)
+      } else {
+        index.chunks.append(chunk)
+      }
       offset = chunk.endOffset
     }
     index.nextAllocCounter = try threadOrder(of: index.chunks, path: file.path)

@@ -23,6 +23,8 @@ public final class TraceReader: Sendable {
   public let fileSize: UInt64
   /// The events chunks, in file order.
   public let chunks: [ChunkHeader]
+  /// The SYMBOLS chunks: frames symbolized when the recording finished (``storedSymbols()``).
+  public let symbolChunks: [ChunkHeader]
   /// The trailer, when the trace was finished cleanly.
   public let trailer: TraceTrailer?
   /// The trailer chunk's header, when there is one.
@@ -50,6 +52,7 @@ public final class TraceReader: Sendable {
     (header, headerSize) = try Self.readFileHeader(file)
     let index = try Self.indexChunks(file, from: UInt64(headerSize))
     chunks = index.chunks
+    symbolChunks = index.symbolChunks
     trailer = index.trailer
     trailerChunk = index.trailerChunk
     cutShort = index.cut

@@ -45,6 +45,8 @@ extension HeaplineCommand {
     @Flag(inversion: .prefixedNo, help: "Symbolize the frames.")
     var symbolize = true
 
+    @OptionGroup var frames: FrameOptions
+
     func validate() throws {
       guard (1...2).contains(files.count) else {
         throw ValidationError(
@@ -57,7 +59,7 @@ extension HeaplineCommand {
     }
 
     func run() throws {
-      let symbolizer = symbolize ? Symbolizer() : nil
+      let symbolizer = try frames.symbolizer(symbolize, traces: files)
       let limit = top ?? (format == .text ? 10 : nil)
       let text: String
       if files.count == 1 {
@@ -65,7 +67,7 @@ extension HeaplineCommand {
           reader: TraceInput.open(files[0]), from: MarkReference(from ?? "start"),
           to: MarkReference(to ?? "end"))
         let report = GrowthReport(growth: growth, symbolizer: symbolizer, stackLimit: limit)
-        text = format == .text ? report.text(path: files[0]) : report.csv()
+        text = format == .text ? report.text(path: files[0], style: frames.style) : report.csv()
       } else {
         let profiles = try files.map { path in
           let statistics = try Statistics(
@@ -80,7 +82,8 @@ extension HeaplineCommand {
           bCategories: profiles[1].1)
         text =
           format == .text
-          ? comparison.text(pathA: files[0], pathB: files[1], stackLimit: limit)
+          ? comparison.text(
+            pathA: files[0], pathB: files[1], stackLimit: limit, style: frames.style)
           : comparison.csv()
       }
       var sink = try FileOutput(path: output, inputs: files)

@@ -12,7 +12,9 @@ extension HeaplineCommand {
         weight in bytes, for flamegraph.pl and inferno-flamegraph. speedscope: a speedscope \
         file with one "sampled" profile per weight (or the one --weight names). The weights \
         of all stacks add up to the report's totals: live bytes at exit, the peak, or bytes \
-        allocated.
+        allocated. Stacks run from main (or a thread's start) to the user's code: the \
+        allocator's and the Swift runtime's frames, thunks and the frames below main are left \
+        out (--all-frames keeps them), and stacks that then read the same are merged.
         """)
 
     /// The output formats.
@@ -40,20 +42,24 @@ extension HeaplineCommand {
     @Flag(inversion: .prefixedNo, help: "Symbolize the frames.")
     var symbolize = true
 
+    @OptionGroup var frames: FrameOptions
+
     func run() throws {
       let reader = try TraceInput.open(file)
       let statistics = try Statistics(reader: reader, options: StackProfile.statisticsOptions)
       let weights = weight.map { [$0] } ?? (format == .folded ? [.live] : StackWeight.allCases)
       let profile = StackProfile(
         statistics: statistics, weights: Set(weights),
-        symbolizer: symbolize ? Symbolizer() : nil)
+        symbolizer: try frames.symbolizer(symbolize, traces: [file]))
       var sink = try FileOutput(path: output, inputs: [file])
       switch format {
       case .folded:
-        try sink.write(FoldedStacks.render(profile, weight: weights[0]))
+        try sink.write(FoldedStacks.render(profile, weight: weights[0], style: frames.style))
       case .speedscope:
         let name = String(file.split(separator: "/").last ?? Substring(file))
-        try sink.write(SpeedscopeExport.render(profile, weights: weights, name: name))
+        try sink.write(
+          SpeedscopeExport.render(
+            profile, weights: weights, name: name, style: frames.style))
       }
       try sink.close()
     }

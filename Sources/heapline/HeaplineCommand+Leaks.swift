@@ -19,7 +19,8 @@ extension HeaplineCommand {
         Blocks are definitely lost (a leak starts there), indirectly lost (only lost blocks \
         point to them) or possibly lost (the program points only into their middle). Groups \
         are root leaks, leaked cycles (named by their categories, `A → B → A`) and possibly \
-        lost blocks, each with the symbolized stacks that allocated the blocks it starts at.
+        lost blocks, each with the symbolized stacks that allocated the blocks it starts at, \
+        from the user's code (--all-frames for the allocator's and runtime's frames too).
 
         A suppressions file holds lines such as `leak:function=make_cache`, \
         `leak:module=libfoo.so` or `leak:file=vendor/*.c` (`*` and `?` are wildcards); a \
@@ -63,6 +64,8 @@ extension HeaplineCommand {
     @Flag(inversion: .prefixedNo, help: "Symbolize the allocation stacks.")
     var symbolize = true
 
+    @OptionGroup var frames: FrameOptions
+
     func run() throws {
       var rules = LeakSuppressions()
       if let suppressions {
@@ -74,11 +77,11 @@ extension HeaplineCommand {
       _ = try TraceInput.open(file)  // the warning for a trace cut short
       let report = try LeakReport.read(
         path: file, scan: scan, suppressions: rules, defaultSuppressions: defaultSuppressions,
-        symbolizer: symbolize ? Symbolizer() : nil)
+        symbolizer: try frames.symbolizer(symbolize, traces: [file]))
       let renderer: any LeakReportRenderer =
         switch format {
-        case .text: LeakTextRenderer()
-        case .json: LeakJSONRenderer()
+        case .text: LeakTextRenderer(style: frames.style)
+        case .json: LeakJSONRenderer(style: frames.style)
         }
       let text = renderer.render(report)
       ProgressLine.stop()

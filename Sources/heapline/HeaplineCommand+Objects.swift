@@ -10,7 +10,8 @@ extension HeaplineCommand {
       discussion: """
         One row per allocation: its index in the trace's allocation order, when it was \
         allocated and freed (empty while live), its address, size, category and stack, and \
-        the innermost frame of that stack, symbolized. Rows wait in a temporary file until \
+        the first frame of that stack in the user's code (past the allocator's entry frames \
+        and thunks), symbolized. Rows wait in a temporary file until \
         their block's fate is known, so memory holds only the live blocks. The columns are \
         documented in HeaplineAnalysis's ObjectListCSV article.
         """)
@@ -29,8 +30,10 @@ extension HeaplineCommand {
     @Option(name: .shortAndLong, help: "The CSV file to write (default: standard output).")
     var output: String?
 
-    @Flag(inversion: .prefixedNo, help: "Symbolize the innermost frame of each stack.")
+    @Flag(inversion: .prefixedNo, help: "Symbolize the first user frame of each stack.")
     var symbolize = true
+
+    @OptionGroup var frames: FrameOptions
 
     func validate() throws {
       try TraceInput.checkSeconds(liveAt, option: "--live-at")
@@ -43,7 +46,9 @@ extension HeaplineCommand {
         liveAt: liveAt.map { .nanoseconds(Int64(TraceInput.nanoseconds(seconds: $0))) })
       var sink = try FileOutput(path: output, inputs: [file])
       try ObjectListWriter.write(
-        reader, options: options, symbolizer: symbolize ? Symbolizer() : nil, to: &sink)
+        reader, options: options, symbolizer: try frames.symbolizer(symbolize, traces: [file]),
+        style: frames.style,
+        to: &sink)
       try sink.close()
     }
   }

@@ -30,6 +30,13 @@ extension HeaplineCommand {
     @Flag(help: "Replace the output file even when it is not a trace.")
     var force = false
 
+    @Flag(
+      inversion: .prefixedNo,
+      help: ArgumentHelp(
+        "Store the frames' symbols in the trace when the program ends: reports stay right"
+          + " after a rebuild."))
+    var symbols = true
+
     @Option(help: "The maximum number of frames in a stack (1 to 256).")
     var depth: Int = 64
 
@@ -115,6 +122,9 @@ extension HeaplineCommand {
         throw error
       }
       try TraceRecovery.finish(trace: path, shared: shared, status: status)
+      if symbols, destination.wasWritten {
+        TraceSymbols.store(in: path, symbolizer: Symbolizer(toolPath: Symbolizer.locateTool()))
+      }
       if destination.wasWritten {
         CLIOutput.note(destination.notice)
       } else if shared.shimStarted {

@@ -10,8 +10,12 @@ extension HeaplineCommand {
       discussion: """
         Categories are listed as in Object Alloc: persistent blocks are still live at the end \
         of the trace, transient ones were freed. Stacks are ranked by the bytes they held at \
-        the moment of the peak of live bytes. Frames are symbolized with llvm-symbolizer \
-        (set HEAPLINE_SYMBOLIZER to choose one, or to the empty string for none).
+        the moment of the peak of live bytes (--sort for another figure), and --by function \
+        merges the stacks whose first user frame is in the same function. Frames are \
+        symbolized with llvm-symbolizer (set HEAPLINE_SYMBOLIZER to choose one, or to the \
+        empty string for none). A stack starts at the user's code: the allocator's entry \
+        frames, Swift thunks and the frames below main are left out (--all-frames shows them; \
+        the JSON keeps them, marked "hidden").
 
         A trace without a trailer (the program was killed, or is still running) is read up \
         to its last complete chunk, with a warning.
@@ -26,8 +30,17 @@ extension HeaplineCommand {
     @Argument(help: "The trace file to read.")
     var file: String
 
-    @Option(help: "The number of allocation stacks to show.")
+    @Option(help: "The number of allocation stacks (or functions) to show.")
     var top: Int = 10
+
+    @Option(help: "The number of categories to list in text; the rest are summed on one line.")
+    var categories: Int = 10
+
+    @Option(help: "What ranks the stacks: peak, allocated, count, temporary or leaked.")
+    var sort: StackOrder = .peak
+
+    @Option(help: "List allocation stacks (stack), or merge them by function (function).")
+    var by: StackGrouping = .stack
 
     @Option(help: "The output format: text or json.")
     var format: Format = .text
@@ -43,8 +56,13 @@ extension HeaplineCommand {
     @Flag(inversion: .prefixedNo, help: "Symbolize the frames of the top stacks.")
     var symbolize = true
 
+    @OptionGroup var frames: FrameOptions
+
     func validate() throws {
       guard top >= 0 else { throw ValidationError("--top must be 0 or more, not \(top)") }
+      guard categories >= 0 else {
+        throw ValidationError("--categories must be 0 or more, not \(categories)")
+      }
       if let upTo, !(upTo >= 0 && upTo < 1e9) {
         throw ValidationError("--at must be a number of seconds from 0, not \(upTo)")
       }
@@ -53,23 +71,35 @@ extension HeaplineCommand {
     func run() throws {
       let reader = try TraceInput.open(file)
       try TraceInput.checkInstant(upTo, option: "--at", in: reader)
-      let options = StatisticsOptions(
-        topStackCount: top, upTo: upTo.map { .nanoseconds(Int64($0 * 1e9)) })
+      // Merging by function needs every stack: a function's figures are its stacks' sums.
+      var options = StatisticsOptions(
+        topStackCount: by == .function ? .max : top,
+        upTo: upTo.map { .nanoseconds(Int64($0 * 1e9)) })
+      options.stackOrder = sort
       let statistics = try Statistics(reader: reader, options: options)
-      let report = StatisticsReport(
-        statistics: statistics, symbolizer: symbolize ? Symbolizer() : nil)
+      let symbolizer = try frames.symbolizer(symbolize, traces: [file])
+      let report =
+        by == .function
+        ? StatisticsReport(
+          mergingByFunction: statistics, symbolizer: symbolizer, topCount: top, order: sort)
+        : StatisticsReport(statistics: statistics, symbolizer: symbolizer)
       switch format {
       case .text:
-        let text = try TextReportRenderer().render(report)
+        let renderer = TextReportRenderer(
+          style: frames.style, categoryLimit: categories, order: sort)
+        let text = try renderer.render(report)
         ProgressLine.stop()
         print(text, terminator: "")
       case .json:
         // Streamed: with a large --top, the document would be many times the analysis's size.
         ProgressLine.stop()
         var output = try FileOutput(path: nil, inputs: [file])
-        try JSONReportRenderer().write(report, to: &output)
+        try JSONReportRenderer(style: frames.style).write(report, to: &output)
         try output.close()
       }
     }
   }
 }
+
+extension StackOrder: ExpressibleByArgument {}
+extension StackGrouping: ExpressibleByArgument {}

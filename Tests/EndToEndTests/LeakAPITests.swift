@@ -28,6 +28,9 @@ import Testing
         "strong: \(cycle) | instances 1 | definitely 608/3 | indirectly 0/0 | possibly 0/0",
         "message names the cycle: true",
         "message names the allocating function: true",
+        // LeakyController().bindStrongly(): the controller's frame, init's and bindStrongly's,
+        // each over the body's closure
+        "message frames: 5, in main.swift: 5",
         // The same with [weak self]: nothing
         "weak: clean",
         // Ten of them, each holding an attachment: one group of ten

@@ -131,8 +131,8 @@ import Testing
     let stats = try statistics(trace)
     #expect(stats.category(named: "Malloc 4.00 KiB")?.persistentCount == 100)
     #expect(stats.modules.contains { $0.path == library })
-    let report = try Harness.heapline(["report", trace.path])
-    #expect(report.stdout.contains("#0 plugin_make  \(Harness.fixtures.path)/plugin.c:4  (libplugin.so)"))
+    let report = try Harness.heapline(["report", trace.path, "--root", Harness.fixtures.path])
+    #expect(report.stdout.contains("#0 plugin_make  plugin.c:4  (libplugin.so)"))
   }
 
   @Test func depthLimitsEveryStack() throws {

@@ -37,7 +37,8 @@ struct ReportRendererTests {
       try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
     // Then the top-level keys are those documented, in order
     let topKeys = [
-      "schema_version", "trace", "totals", "categories", "stack_count", "top_stacks",
+      "schema_version", "trace", "totals", "categories", "stack_grouping", "stack_count",
+      "top_stacks",
       "backing_stores", "footprint", "footprint_at_peak_rss", "memory_warnings",
       "memory_limit_kill",
     ]
@@ -79,7 +80,7 @@ struct ReportRendererTests {
     #expect(
       Set(stacks[1].keys) == [
         "rank", "stack_id", "bytes_at_peak", "live_bytes", "live_blocks", "allocations",
-        "total_bytes", "frames",
+        "total_bytes", "temporary_allocations", "merged_stacks", "frames",
       ])
     let frames = try #require(stacks[1]["frames"] as? [[String: Any]])
     #expect(frames.map { $0["pc"] as? String } == ["0x10200", "0x10100"])
@@ -87,8 +88,8 @@ struct ReportRendererTests {
       frames.map { $0["display_name"] as? String } == ["libdemo.so+0x200", "libdemo.so+0x100"])
     #expect(
       Set(frames[0].keys) == [
-        "pc", "function", "display_name", "file", "line", "column", "module", "module_address",
-        "inlined",
+        "pc", "function", "display_name", "hidden", "file", "line", "column", "module",
+        "module_address", "inlined",
       ])
   }
 

@@ -85,6 +85,11 @@ func expectNoLeaks(_ name: String, _ body: () throws -> Void) {
         "message names the cycle: \(message.contains("Leaked cycle: LeakyController → LeakyStore → closure context → LeakyController"))"
       )
       print("message names the allocating function: \(message.contains("bindStrongly"))")
+      // Its stacks hold the user's frames only: no allocator, thunk or Heapline frame.
+      let frames = message.split(separator: "\n").filter { $0.hasPrefix("      #") }
+      print(
+        "message frames: \(frames.count), in main.swift: \(frames.filter { $0.contains("main.swift:") }.count)"
+      )
     }
   } catch {
     print("\(name): error \(error)")

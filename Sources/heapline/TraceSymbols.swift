@@ -1,0 +1,98 @@
+import HeaplineTrace
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What `record` does last: symbolizes every frame of the finished trace while the program's
+/// files are those it ran, and stores the symbols in a SYMBOLS chunk before the trailer, so
+/// that a report made after a rebuild still names the right functions (heaptrack's interpreter
+/// does the same).
+///
+/// The trace is rewritten into a temporary file beside it and renamed into place: a failure
+/// leaves the trace as the shim finished it, which reads as before, symbolized at report time.
+enum TraceSymbols {
+  /// Stores the symbols of the complete trace at `path`; returns how many addresses were
+  /// stored, or `nil` when the trace was left as it was (incomplete, already symbolized, no
+  /// symbolizer, or a failure to rewrite it).
+  @discardableResult
+  static func store(in path: String, symbolizer: Symbolizer) -> Int? {
+    guard symbolizer.toolPath != nil, let reader = try? TraceReader(path: path),
+      let trailer = reader.trailerChunk, reader.symbolChunks.isEmpty
+    else { return nil }
+    var stream = reader.events()
+    guard (try? stream.drainMetadata()) != nil else { return nil }
+    let metadata = stream.metadata
+    let symbols = symbolizer.storedSymbols(
+      for: metadata.stackNodes.values.map(\.pc), modules: metadata.modules)
+    guard symbols.count > 0 else { return nil }
+    let payload = symbols.payload
+    var header = ChunkHeader(
+      offset: trailer.offset, kind: .symbols, encoding: .raw, threadSerial: 0, threadID: 0,
+      storedLength: UInt32(payload.count), rawLength: UInt32(payload.count),
+      baseTime: reader.trailer?.endTime ?? 0, firstAllocCounter: 0, recordCount: 1, checksum: 0)
+    header.seal(over: payload)
+    guard rewrite(path, keeping: trailer.offset, then: header.encoded + payload) else {
+      return nil
+    }
+    return symbols.count
+  }
+
+  /// Copies `path` up to `offset`, then `inserted`, then the rest of the file (the trailer)
+  /// to a temporary file beside it, and renames that over `path`.
+  private static func rewrite(_ path: String, keeping offset: UInt64, then inserted: [UInt8])
+    -> Bool
+  {
+    let source = open(path, O_RDONLY | O_CLOEXEC)
+    guard source >= 0 else { return false }
+    defer { close(source) }
+    var status = stat()
+    guard fstat(source, &status) == 0 else { return false }
+    var template = Array((path + ".symbols-XXXXXX").utf8CString)
+    let target = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    guard target >= 0 else { return false }
+    let temporary = String(cString: template)
+    var done = false
+    defer {
+      close(target)
+      if !done { unlink(temporary) }
+    }
+    guard copy(source, from: 0, count: offset, to: target), write(inserted, to: target),
+      copy(source, from: offset, count: UInt64(status.st_size) - offset, to: target),
+      fchmod(target, status.st_mode & 0o7777) == 0, fsync(target) == 0,
+      rename(temporary, path) == 0
+    else { return false }
+    done = true
+    return true
+  }
+
+  private static func copy(_ source: Int32, from offset: UInt64, count: UInt64, to target: Int32)
+    -> Bool
+  {
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    var done: UInt64 = 0
+    while done < count {
+      let want = Int(min(UInt64(buffer.count), count - done))
+      let got = buffer.withUnsafeMutableBytes {
+        pread(source, $0.baseAddress, want, off_t(offset + done))
+      }
+      if got < 0 && errno == EINTR { continue }
+      guard got > 0, write(Array(buffer[0..<got]), to: target) else { return false }
+      done += UInt64(got)
+    }
+    return true
+  }
+
+  private static func write(_ bytes: [UInt8], to target: Int32) -> Bool {
+    var written = 0
+    while written < bytes.count {
+      let result = bytes.withUnsafeBytes {
+        Glibc.write(target, $0.baseAddress! + written, bytes.count - written)
+      }
+      if result < 0 && errno == EINTR { continue }
+      guard result > 0 else { return false }
+      written += result
+    }
+    return true
+  }
+}
