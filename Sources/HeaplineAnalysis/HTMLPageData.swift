@@ -24,7 +24,7 @@ struct HTMLPageData {
     for block in leakReport?.scan.blocks ?? [] {
       weights[block.stack, default: .init()].leakedBytes &+= block.size
     }
-    var frames = HTMLPageFrames()
+    var frames = HTMLPageFrames(style: options.frameStyle)
     let (stacks, stackJSON) = pageStacks(weights, metadata: metadata, frames: &frames)
     let timeline = try TimelineScan(reader: reader, options: timelineOptions(reader))
     let categories = gridCategories(statistics)
@@ -125,7 +125,7 @@ struct HTMLPageData {
       json.append(
         .object([
           ("id", .unsigned(id.rawValue)),
-          ("frames", .array(stackFrames.map { .signed(frames.index(of: $0)) })),
+          ("frames", frames.indices(of: stackFrames)),
           ("weights", .array(weights[id]!.values.map { .unsigned($0) })),
         ]))
     }

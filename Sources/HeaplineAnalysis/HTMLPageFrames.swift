@@ -6,21 +6,30 @@ import HeaplineTrace
 /// ``describe(_:)`` is the one place where the page turns a symbolized frame into text, so
 /// that the page takes up a more readable form of names by changing it alone.
 struct HTMLPageFrames {
+  let style: FrameStyle
   private var indices: [[String]: Int] = [:]
   private(set) var rows: [[String]] = []
 
+  init(style: FrameStyle) { self.style = style }
+
   /// The function, the module's file name and the source location that the page shows for
-  /// `frame`; an inlined frame says so after its function.
-  static func describe(_ frame: SymbolizedFrame) -> [String] {
+  /// `frame`, in the style's form; an inlined frame says so after its function.
+  func describe(_ frame: SymbolizedFrame) -> [String] {
     [
-      frame.displayName + (frame.isInlined ? " [inlined]" : ""), frame.moduleName ?? "",
-      frame.sourceLocation ?? "",
+      style.name(frame) + (frame.isInlined ? " [inlined]" : ""), frame.moduleName ?? "",
+      style.sourceLocation(frame) ?? "",
     ]
   }
 
+  /// The indices of the frames of `stack` that the style shows (the user's, by default:
+  /// neither the allocator's nor those below `main`), innermost first.
+  mutating func indices(of stack: [SymbolizedFrame]) -> JSONValue {
+    .array(style.shownFrames(stack).map { .signed(index(of: $0)) })
+  }
+
   /// The index of `frame` in the table, adding it on first sight.
-  mutating func index(of frame: SymbolizedFrame) -> Int {
-    let row = Self.describe(frame)
+  private mutating func index(of frame: SymbolizedFrame) -> Int {
+    let row = describe(frame)
     if let index = indices[row] { return index }
     indices[row] = rows.count
     rows.append(row)

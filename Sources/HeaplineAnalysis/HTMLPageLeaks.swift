@@ -15,7 +15,7 @@ enum HTMLPageLeaks {
             ("category", .string(member.category.name)),
             ("short_name", .string(member.shortName)),
             ("size", .unsigned(member.size)),
-            ("frames", .array(member.frames.map { .signed(frames.index(of: $0)) })),
+            ("frames", frames.indices(of: member.frames)),
           ]))
       }
       groups.append(

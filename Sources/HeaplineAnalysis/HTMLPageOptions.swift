@@ -25,6 +25,9 @@ public struct HTMLPageOptions: Hashable, Sendable {
   public var reportStacks = 20
   /// The leak groups listed; the totals count all of them.
   public var leakGroups = 100
+  /// How frames are named and which are shown: by default the user's frames, with simplified
+  /// names, as `report` prints them.
+  public var frameStyle = FrameStyle()
 
   /// The default bounds, which keep a page of a 2 M-event trace under a few megabytes.
   public init() {}

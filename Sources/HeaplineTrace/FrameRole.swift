@@ -77,11 +77,31 @@ public enum FrameRole: String, Hashable, Sendable {
     isAllocatorEntry(frame) || frame.isThunk || isSwiftRuntime(frame)
   }
 
-  /// The Swift runtime and standard library: libswiftCore.so, libswift_Concurrency.so…
+  /// The Swift runtime and standard library: libswiftCore.so, libswift_Concurrency.so…, and
+  /// the standard library's generic code that the compiler specialized or inlined into the
+  /// program's own module (`generic specialization <Swift.UInt8> of static Swift.Array.…`).
   static func isSwiftRuntime(_ frame: SymbolizedFrame) -> Bool {
+    if let name = frame.function, entity(of: name).hasPrefix("Swift.") { return true }
     guard let module = frame.moduleName else { return false }
     return module.hasPrefix("libswiftCore.so") || module.hasPrefix("libswift_")
       || module.hasPrefix("libswiftSwiftOnoneSupport.so")
+  }
+
+  /// A demangled name without the specializations and modifiers before its entity.
+  private static func entity(of name: String) -> Substring {
+    var rest = Substring(name)
+    while true {
+      if rest.hasPrefix("generic specialization <")
+        || rest.hasPrefix("function signature specialization <"),
+        let of = rest.range(of: "> of ")
+      {
+        rest = rest[of.upperBound...]
+      } else if let modifier = ["specialized ", "static ", "merged "].first(where: rest.hasPrefix) {
+        rest = rest.dropFirst(modifier.count)
+      } else {
+        return rest
+      }
+    }
   }
 
   static func isAllocatorEntry(_ frame: SymbolizedFrame) -> Bool {

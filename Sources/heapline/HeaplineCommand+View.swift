@@ -24,6 +24,8 @@ extension HeaplineCommand {
     @Flag(inversion: .prefixedNo, help: "Symbolize the frames.")
     var symbolize = true
 
+    @OptionGroup var frames: FrameOptions
+
     func validate() throws {
       guard !output.isEmpty else { throw ValidationError("-o must name an HTML file") }
     }
@@ -31,7 +33,11 @@ extension HeaplineCommand {
     func run() throws {
       let reader = try TraceInput.open(file)
       var sink = try FileOutput(path: output, inputs: [file])
-      try HTMLPage.write(reader, symbolizer: symbolize ? Symbolizer() : nil, to: &sink)
+      var options = HTMLPageOptions()
+      options.frameStyle = frames.style
+      try HTMLPage.write(
+        reader, options: options, symbolizer: try frames.symbolizer(symbolize, traces: [file]),
+        to: &sink)
       ProgressLine.stop()
       try sink.close()
       if output != "-" { CLIOutput.note("wrote \(output)") }

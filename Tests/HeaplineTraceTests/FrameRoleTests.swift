@@ -47,6 +47,26 @@ struct FrameRoleTests {
     #expect(FrameRole.leadingHiddenCount(frames) == 5)
   }
 
+  @Test("the standard library's code specialized or inlined into the program counts as runtime")
+  func specializedStandardLibraryIsRuntime() {
+    let frames = [
+      Self.frame("swift_slowAlloc"), Self.frame("swift_allocObject"),
+      Self.frame(
+        "generic specialization <Swift.UInt8> of static Swift.Array._allocateUninitialized("
+          + "Swift.Int) -> (Swift.Array<A>, Swift.UnsafeMutablePointer<A>)"),
+      Self.frame("static Swift.Array.init(repeating: A, count: Swift.Int) -> Swift.Array<A>"),
+      Self.frame(
+        "function signature specialization <Arg[1] = Dead> of static App.Loader.contents("
+          + "of: Swift.String) -> Swift.Array<Swift.UInt8>"),
+      Self.frame("merged Swift.Array.append(A) -> ()"), Self.frame("main"),
+    ]
+    #expect(
+      FrameRole.roles(of: frames) == [
+        .allocator, .allocator, .runtime, .runtime, .user, .user, .user,
+      ])
+    #expect(FrameRole.firstUserFrame(frames)?.function?.contains("App.Loader.contents") == true)
+  }
+
   @Test("a stack that never leaves the Swift runtime shows the runtime's frames")
   func aRuntimeOnlyStackShowsTheRuntime() {
     let core = "/usr/lib/swift/linux/libswiftCore.so"
