@@ -93,6 +93,7 @@ HL_HOOK void hl_drain(struct hl_buffer *b) {
 
 HL_HOOK void hl_on_alloc(void *ptr, size_t size) {
   HL_EVENT({
+    hl_live_prefetch((uint64_t)(uintptr_t)ptr);
     hl_finish_pending(b);
     uint32_t stack = hl_capture_stack(b);
     hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, hl_now(), stack, hl_tls.scope);
@@ -101,6 +102,7 @@ HL_HOOK void hl_on_alloc(void *ptr, size_t size) {
 
 HL_HOOK void hl_on_free(void *ptr) {
   HL_EVENT({
+    hl_live_prefetch((uint64_t)(uintptr_t)ptr);
     hl_finish_pending(b);
     hl_record_free(b, (uint64_t)(uintptr_t)ptr, hl_now());
   });

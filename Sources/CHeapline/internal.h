@@ -278,6 +278,7 @@ struct hl_footprint {
 void hl_footprint_measure(struct hl_footprint *f);
 void hl_footprint_write(struct hl_buffer *b, int reason, const struct hl_footprint *f);
 // live.c: walks the table, summing `usable` over the blocks.
+void hl_live_prefetch(uint64_t addr);
 uint64_t hl_live_usable_bytes(uint64_t (*usable)(uint64_t addr, uint64_t size, void *context),
                               uint64_t (*settle)(void *context), void *context,
                               uint64_t *requested, uint64_t *blocks);

@@ -13,7 +13,7 @@
 
 #include "internal.h"
 
-enum { HL_SHARDS = 256, HL_SHARD_START = 256, HL_INDEX_BITS = 23 };
+enum { HL_SHARDS = 256, HL_SHARD_START = 256, HL_INDEX_BITS = 23, HL_PREFETCH_FROM = 4096 };
 
 #define HL_ADDR_BITS 44
 #define HL_ADDR_MASK ((1ull << HL_ADDR_BITS) - 1)
@@ -153,6 +153,18 @@ static int store(struct hl_shard *s, const struct hl_block *blk) {
 }
 
 void hl_live_init(void) {}
+
+// Starts loading the slot where `addr` will be inserted or found, without the lock, so that
+// its cache miss (the table is as large as the live set, and homes are random) overlaps the
+// work before the insert: unwinding the stack. Small shards stay in the cache and need none.
+// A table that grows meanwhile only wastes the prefetch, which never faults.
+HL_HOOK void hl_live_prefetch(uint64_t addr) {
+  const struct hl_table *t = &shard_of(addr)->table[0];
+  uint32_t capacity = __atomic_load_n(&t->capacity, __ATOMIC_RELAXED);
+  const char *slots = __atomic_load_n(&t->slots, __ATOMIC_RELAXED);
+  if (slots && capacity >= HL_PREFETCH_FROM)
+    __builtin_prefetch(slots + (size_t)home(addr, capacity) * sizeof(struct hl_slot), 1);
+}
 
 HL_HOOK void hl_live_insert(const struct hl_block *blk, struct hl_block *evicted, int *had) {
   struct hl_shard *s = shard_of(blk->addr);
