@@ -8,7 +8,8 @@
 public struct LintFinding: Hashable, Sendable, Codable {
   /// How `self` keeps the closure.
   public enum Kind: String, Hashable, Sendable, Codable {
-    /// Assigned to a stored property of `self`: `self.onChange = { self.… }`.
+    /// Assigned to a stored property of `self`, or of an object that `self` keeps:
+    /// `self.onChange = { self.… }`, `store.onChange = { self.… }`.
     case property
     /// Added to a collection that `self` owns: `handlers.append { self.… }`.
     case collection
@@ -41,7 +42,7 @@ public struct LintFinding: Hashable, Sendable, Codable {
   public var message: String {
     let stored =
       switch kind {
-      case .property: "is assigned to '\(target)', a stored property of 'self'"
+      case .property: "is assigned to '\(target)', which 'self' keeps"
       case .collection: "is added to '\(target)', a collection that 'self' owns"
       case .parameter: "is passed to '\(target)', which stores it where 'self' keeps it"
       case .lazy: "is the value of lazy var '\(target)' of 'self'"

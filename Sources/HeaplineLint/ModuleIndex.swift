@@ -50,7 +50,7 @@ struct ModuleIndex {
   }
 }
 
-/// Pass 1: the types, their superclasses and their stored properties.
+/// Pass 1: the types, their superclasses and their stored properties that hold strongly.
 private final class DeclarationCollector: SyntaxVisitor {
   var valueTypes: Set<String> = []
   var superclasses: [String: String] = [:]
@@ -74,7 +74,8 @@ private final class DeclarationCollector: SyntaxVisitor {
   }
 
   override func visit(_ node: VariableDeclSyntax) -> SyntaxVisitorContinueKind {
-    guard !node.isStatic, let type = node.memberOfType else { return .skipChildren }
+    // A weak or unowned property does not keep what it points to: no cycle goes through it.
+    guard !node.isStatic, !node.isWeak, let type = node.memberOfType else { return .skipChildren }
     for binding in node.bindings where binding.isStored {
       if let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text {
         storedProperties[type, default: []].insert(name)

@@ -47,6 +47,13 @@ struct StoreSite: Equatable {
     if isAssign, let name = storedProperty(elements[0], in: type, index: index) {
       return StoreSite(kind: .property, target: name)
     }
+    // `button.action = value`: an object that self keeps now keeps the value.
+    if isAssign, let member = elements[0].as(MemberAccessExprSyntax.self),
+      let base = member.base, !base.isSelf,
+      let owner = storedProperty(base, in: type, index: index)
+    {
+      return StoreSite(kind: .property, target: "\(owner).\(member.declName.baseName.text)")
+    }
     if isAssign, let subscriptCall = elements[0].as(SubscriptCallExprSyntax.self),
       let name = storedProperty(subscriptCall.calledExpression, in: type, index: index)
     {

@@ -9,6 +9,11 @@ extension DeclModifierListSyntax {
 extension VariableDeclSyntax {
   var isStatic: Bool { modifiers.isStatic }
   var isLazy: Bool { modifiers.contains { $0.name.tokenKind == .keyword(.lazy) } }
+  var isWeak: Bool {
+    modifiers.contains {
+      $0.name.tokenKind == .keyword(.weak) || $0.name.tokenKind == .keyword(.unowned)
+    }
+  }
   /// The type whose member this declaration is, or nil for a local or global one.
   var memberOfType: String? { Syntax(self).memberOfType }
 }
