@@ -12,7 +12,8 @@ import SwiftSyntax
 /// let findings = RetainCycleLint.lint(sources: [
 ///   (file: "Model.swift", text: "final class Model { var f: () -> Void = {}; func g() { f = { self.g() } } }")
 /// ])
-/// // [Model.swift:1:62: warning: closure captures 'self' strongly and is assigned to 'f', …]
+/// // findings.map(\.diagnostic):
+/// // ["Model.swift:1:60: warning: closure captures 'self' strongly and is assigned to 'f', …"]
 /// ```
 public enum RetainCycleLint {
   /// The findings in these sources, in the order of the files, then of their lines.
