@@ -8,9 +8,12 @@ let package = Package(
     .library(name: "Heapline", targets: ["Heapline"]),
     .library(name: "HeaplineImaging", targets: ["HeaplineImaging"]),
     .executable(name: "slideshow", targets: ["slideshow"]),
+    .plugin(name: "HeaplineLintPlugin", targets: ["HeaplineLintPlugin"]),
   ],
   dependencies: [
-    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    // 603 is the release that matches the Swift 6.3 toolchain.
+    .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
   ],
   targets: [
     .systemLibrary(
@@ -23,7 +26,10 @@ let package = Package(
     // Tools/build-preload.sh, because a SwiftPM dynamic product would pull in libswiftCore.
     .target(
       name: "CHeapline", dependencies: ["CLibunwind", "CZstd"],
-      cSettings: [.define("UNW_LOCAL_ONLY"), .define("_GNU_SOURCE"), .unsafeFlags(["-ftls-model=initial-exec"])],
+      cSettings: [
+        .define("UNW_LOCAL_ONLY"), .define("_GNU_SOURCE"),
+        .unsafeFlags(["-ftls-model=initial-exec"]),
+      ],
       linkerSettings: [.linkedLibrary("pthread"), .linkedLibrary("dl")]),
     .target(name: "HeaplineTrace", dependencies: ["CZstd"]),
     .target(name: "HeaplineAnalysis", dependencies: ["HeaplineTrace"]),
@@ -42,10 +48,24 @@ let package = Package(
     // How `heapline record` starts the program (fork, PR_SET_PDEATHSIG, exec) and forwards
     // signals to it: async-signal-safe code, so C.
     .target(name: "CHeaplineSpawn"),
+    // The retain-cycle lint: the only target that depends on swift-syntax.
+    .target(
+      name: "HeaplineLint",
+      dependencies: [
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftParser", package: "swift-syntax"),
+      ]),
+    // `swift package heapline-lint`: runs `heapline lint` on the package's Swift targets.
+    .plugin(
+      name: "HeaplineLintPlugin",
+      capability: .command(
+        intent: .custom(
+          verb: "heapline-lint", description: "Find closures that keep self in a retain cycle.")),
+      dependencies: ["heapline"]),
     .executableTarget(
       name: "heapline",
       dependencies: [
-        "HeaplineTrace", "HeaplineAnalysis", "CHeaplineSpawn",
+        "HeaplineTrace", "HeaplineAnalysis", "CHeaplineSpawn", "HeaplineLint",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "heapline-demo", path: "Tools/Demo"),
@@ -60,6 +80,8 @@ let package = Package(
       name: "heapline-record-fixture", dependencies: ["Heapline"], path: "Tests/RecordAPIFixture"),
     .testTarget(name: "HeaplineTraceTests", dependencies: ["HeaplineTrace", "HeaplineAnalysis"]),
     .testTarget(name: "HeaplineTests", dependencies: ["Heapline"]),
+    // The truth table's cases are Swift files that no target compiles (Fixtures).
+    .testTarget(name: "HeaplineLintTests", dependencies: ["HeaplineLint"], exclude: ["Fixtures"]),
     .testTarget(
       name: "HeaplineImagingTests", dependencies: ["HeaplineImaging", "Heapline", "HeaplineTrace"]),
     .testTarget(
