@@ -153,8 +153,11 @@ extension Heapline {
     defer { pthread_attr_destroy(&attributes) }
     pthread_attr_setstack(&attributes, stack, stackSize)
     var result: Result<Void, any Error> = .success(())
+    // A new thread has no task-locals: carry over that it runs inside a recording.
+    let inside = isInsideRecording
     try withoutActuallyEscaping(work) { work in
-      let job = Unmanaged.passRetained(ThreadJob { result = Result { try work() } })
+      let job = Unmanaged.passRetained(
+        ThreadJob { result = Result { try $isInsideRecording.withValue(inside) { try work() } } })
       var thread = pthread_t()
       let err = pthread_create(
         &thread, &attributes,
