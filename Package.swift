@@ -6,6 +6,7 @@ let package = Package(
   products: [
     .executable(name: "heapline", targets: ["heapline"]),
     .library(name: "Heapline", targets: ["Heapline"]),
+    .library(name: "HeaplineAnalysis", targets: ["HeaplineAnalysis"]),
     .library(name: "HeaplineImaging", targets: ["HeaplineImaging"]),
     .executable(name: "slideshow", targets: ["slideshow"]),
   ],
