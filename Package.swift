@@ -7,6 +7,7 @@ let package = Package(
     .executable(name: "heapline", targets: ["heapline"]),
     .library(name: "Heapline", targets: ["Heapline"]),
     .library(name: "HeaplineAnalysis", targets: ["HeaplineAnalysis"]),
+    .library(name: "HeaplineTesting", targets: ["HeaplineTesting"]),
     .library(name: "HeaplineImaging", targets: ["HeaplineImaging"]),
     .executable(name: "slideshow", targets: ["slideshow"]),
   ],
@@ -29,6 +30,9 @@ let package = Package(
     .target(name: "HeaplineTrace", dependencies: ["CZstd"]),
     .target(name: "HeaplineAnalysis", dependencies: ["HeaplineTrace"]),
     .target(name: "Heapline", dependencies: ["CHeapline", "HeaplineTrace", "HeaplineAnalysis"]),
+    // Swift Testing's leak trait and XCTest's assertions: a module of their own, so that a
+    // program linking Heapline does not load the test libraries.
+    .target(name: "HeaplineTesting", dependencies: ["Heapline"]),
     // libjpeg and libpng report errors by longjmp, which Swift frames must never see: this C
     // target keeps every setjmp and every call that may longjmp on the C side.
     .target(name: "CHeaplineImaging", dependencies: ["CLibjpeg", "CLibpng"]),
@@ -60,7 +64,7 @@ let package = Package(
     .executableTarget(
       name: "heapline-record-fixture", dependencies: ["Heapline"], path: "Tests/RecordAPIFixture"),
     .testTarget(name: "HeaplineTraceTests", dependencies: ["HeaplineTrace", "HeaplineAnalysis"]),
-    .testTarget(name: "HeaplineTests", dependencies: ["Heapline"]),
+    .testTarget(name: "HeaplineTests", dependencies: ["Heapline", "HeaplineTesting"]),
     .testTarget(
       name: "HeaplineImagingTests", dependencies: ["HeaplineImaging", "Heapline", "HeaplineTrace"]),
     .testTarget(

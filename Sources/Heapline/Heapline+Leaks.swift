@@ -38,7 +38,7 @@ public struct LeaksFound: Error, CustomStringConvertible, Sendable {
     let directory = getcwd(nil, 0)
     defer { free(directory) }
     var style = FrameStyle(root: directory.map { String(cString: $0) })
-    style.hiddenModules = ["Heapline"]
+    style.hiddenModules = ["Heapline", "HeaplineTesting", "Testing", "XCTest"]
     return style
   }
 }
