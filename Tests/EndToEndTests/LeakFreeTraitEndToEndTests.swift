@@ -65,4 +65,41 @@ import Testing
     #expect(lines.last?.hasPrefix("✘ Test run with 4 tests in 1 suite failed after") == true)
     #expect(lines.last?.hasSuffix(" seconds with 2 issues.") == true)
   }
+
+  @Test func xctAssertNoLeaksFailsAtTheCallersLine() throws {
+    let result = try Harness.run(
+      Self.testBinary, ["HeaplineTests.LeakAssertionXCTFixtures"], environment: Self.environment)
+    // XCTest writes its log to stdout
+    let lines = result.stdout.split(separator: "\n").map(String.init)
+    #expect(result.status == 1)
+    // Each failure is at the line of the XCTAssertNoLeaks call, with its message
+    let errors = lines.filter { $0.contains(": error: ") }.map {
+      String($0[$0.range(of: "LeakCheckXCTests.swift:")!.lowerBound...])
+    }
+    let fixtures = "LeakAssertionXCTFixtures"
+    #expect(
+      errors == [
+        "LeakCheckXCTests.swift:54: error: \(fixtures).testAStronglyBoundControllerFailsXCTAssertNoLeaks"
+          + " : failed - XCTAssertNoLeaks failed: the editor: leaks found: 3 blocks lost, 0 possibly lost",
+        "LeakCheckXCTests.swift:60: error: \(fixtures).testKeeping25GadgetsFailsALimitOf1431Bytes"
+          + " : failed - XCTAssertNoLeaks failed: 1432 bytes in 26 blocks allocated by the test are"
+          + " still live, over its limit of 1431 bytes",
+      ])
+    #expect(
+      lines.contains(
+        "Leaked cycle: StronglyBoundController → CallbackStore → closure context → StronglyBoundController"
+      ))
+    #expect(lines.contains("  1 leak: 3 blocks (112 B) definitely lost"))
+    // User frames only: the test's closure, and the controller's init and bind under it
+    let frames = lines.filter { $0.hasPrefix("      #") }.map { line in
+      let named = String(line.drop { $0 == " " }.drop { $0 != " " }.dropFirst())
+      return named.components(separatedBy: "  ").first ?? ""
+    }
+    let closure = "closure #1 in LeakAssertionXCTFixtur…undControllerFailsXCTAssertNoLeaks()"
+    #expect(
+      frames == [
+        closure, "StronglyBoundController.init()", closure,
+        "StronglyBoundController.bind(suffix:)", closure,
+      ])
+  }
 }
