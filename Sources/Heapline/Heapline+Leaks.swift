@@ -21,7 +21,7 @@ public struct LeakCheck: Hashable, Sendable {
   public var isClean: Bool { lostBlocks == 0 && possiblyLostBlocks == 0 }
 }
 
-/// The error that ``Heapline/expectNoLeaks(depth:_:)`` throws: the leak report, whose
+/// The error that ``Heapline/expectNoLeaks(depth:failOn:liveBytesAtMost:_:)-1rrga`` throws: the leak report, whose
 /// description lists every group (a cycle by its categories) with its allocation stacks.
 public struct LeaksFound: Error, CustomStringConvertible, Sendable {
   public let report: LeakReport
@@ -104,7 +104,7 @@ extension Heapline {
   /// So `body` must not need the calling thread (the main actor, say), and Swift Testing's
   /// `#expect` inside it has no test to report to: check results after it returns. Objects
   /// `body` hands out (through a captured variable) are reachable, not lost. Recordings take
-  /// turns, as ``record(to:depth:_:)-(_,_,()->Void)``'s do.
+  /// turns, as ``record(to:depth:_:)->_``'s do.
   ///
   /// Like `heapline leaks`, it fails for definitely or indirectly lost blocks; possibly lost ones
   /// (reached only through a pointer into their middle) fail it only with `failOn: .possibly`.
@@ -132,7 +132,7 @@ extension Heapline {
   }
 
   /// The leak check of an `async` body, as the synchronous
-  /// ``expectNoLeaks(depth:failOn:liveBytesAtMost:_:)-(_,_,_,()->Void)`` does it.
+  /// ``expectNoLeaks(depth:failOn:liveBytesAtMost:_:)-1rrga`` does it.
   ///
   /// `body` runs in a task of its own whose executor is a thread of its own, as do the child
   /// tasks it starts (they inherit the executor): what they allocate is `body`'s. Work on

@@ -18,7 +18,7 @@ import HeaplineTrace
 /// ```
 public enum Heapline {
   /// Whether the calling task (or thread) runs inside a recording's body: a nested
-  /// ``record(to:depth:_:)`` then fails at once rather than wait for its own turn. A task-local,
+  /// ``record(to:depth:_:)->_`` then fails at once rather than wait for its own turn. A task-local,
   /// since an `async` body may resume on any thread.
   @TaskLocal static var isInsideRecording = false
 
@@ -28,10 +28,11 @@ public enum Heapline {
   /// Only one recording runs at a time in a process. A call from another thread waits for the
   /// running one to end (tests that record run in parallel); a call from inside `body`, or
   /// while a recording started otherwise is running, throws ``HeaplineError/alreadyRecording``.
-  /// To keep what `body` returns as well, use ``record(to:depth:_:)-(_,_,()->T)``.
+  /// To keep what `body` returns as well, use ``record(to:depth:_:)-3ew74``.
   /// - Parameters:
   ///   - path: where the trace goes; by default a temporary file, removed once read.
   ///   - depth: the maximum number of frames in a stack.
+  ///   - body: the work to record, run on the calling thread.
   /// - Throws: what `body` throws; ``HeaplineError/writeFailed(path:errno:)`` when a write to
   ///   the trace failed (a full disk); ``HeaplineError/io(_:_:)`` when the trace cannot be
   ///   created. A temporary trace is removed in every case.
@@ -50,7 +51,7 @@ public enum Heapline {
   /// }
   /// ```
   ///
-  /// Turns, errors and the trace are as ``record(to:depth:_:)-(_,_,()->Void)`` has them.
+  /// Turns, errors and the trace are as ``record(to:depth:_:)->_`` has them.
   public static func record<T>(
     to path: String? = nil, depth: Int = 64, _ body: () throws -> T
   ) throws -> (value: T, recording: Recording) {
@@ -86,7 +87,7 @@ public enum Heapline {
   ///
   /// A call that must wait for another recording to end suspends, without blocking its
   /// thread. A call from inside `body`, or from a task that `body` started, throws
-  /// ``HeaplineError/alreadyRecording``. Otherwise as ``record(to:depth:_:)-(_,_,()->Void)``.
+  /// ``HeaplineError/alreadyRecording``. Otherwise as ``record(to:depth:_:)->_``.
   public static func record<T>(
     to path: String? = nil, depth: Int = 64, _ body: () async throws -> T
   ) async throws -> (value: T, recording: Recording) {

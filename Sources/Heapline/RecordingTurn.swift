@@ -2,7 +2,7 @@
   import Glibc
 #endif
 
-/// Turns for ``Heapline/record(to:depth:_:)``: one recording at a time in a process.
+/// Turns for ``Heapline/record(to:depth:_:)->_``: one recording at a time in a process.
 ///
 /// Not a mutex held for the length of the recording: an `async` body may resume on another
 /// thread, which must be able to end the turn. The lock here is held only to take or give the

@@ -1,8 +1,8 @@
 import Heapline
 import Testing
 
-/// A Swift Testing trait that runs a whole test inside ``Heapline/Heapline/expectNoLeaks(depth:failOn:liveBytesAtMost:_:)-(_,_,_,()async->Void)``
-/// and records its failures at the test.
+/// A Swift Testing trait that runs a whole test inside Heapline's leak check (the `async`
+/// `Heapline.expectNoLeaks`) and records its failures at the test.
 ///
 /// ```swift
 /// @Test(.leakFree) func closingTheEditorLeaksNothing() async throws {
