@@ -92,17 +92,24 @@ public enum Heapline {
     to path: String? = nil, depth: Int = 64, _ body: () async throws -> T
   ) async throws -> (value: T, recording: Recording) {
     guard !isInsideRecording else { throw HeaplineError.alreadyRecording }
-    await RecordingTurn.shared.take()
-    defer { RecordingTurn.shared.give() }
-    let session = try Session(path: path, depth: depth)
-    let value: T
-    do {
-      value = try await $isInsideRecording.withValue(true) { try await body() }
-    } catch {
-      session.abandon()
-      throw error
+    // Synchronous callers wait for the turn by blocking their threads, which may be all the
+    // threads of the cooperative pool: the async recording waits, runs and ends on a thread of
+    // its own (with the child tasks it starts), which they cannot starve.
+    let executor = try ThreadExecutor()
+    defer { executor.finish() }
+    return try await withTaskExecutorPreference(executor) {
+      await RecordingTurn.shared.take()
+      defer { RecordingTurn.shared.give() }
+      let session = try Session(path: path, depth: depth)
+      let value: T
+      do {
+        value = try await $isInsideRecording.withValue(true) { try await body() }
+      } catch {
+        session.abandon()
+        throw error
+      }
+      return (value, try session.finish())
     }
-    return (value, try session.finish())
   }
 
   /// One recording from start to end: its trace file, removed on every way out until a
