@@ -6,6 +6,8 @@ let package = Package(
   products: [
     .executable(name: "heapline", targets: ["heapline"]),
     .library(name: "Heapline", targets: ["Heapline"]),
+    .library(name: "HeaplineAnalysis", targets: ["HeaplineAnalysis"]),
+    .library(name: "HeaplineTesting", targets: ["HeaplineTesting"]),
     .library(name: "HeaplineImaging", targets: ["HeaplineImaging"]),
     .executable(name: "slideshow", targets: ["slideshow"]),
     .plugin(name: "HeaplineLintPlugin", targets: ["HeaplineLintPlugin"]),
@@ -14,6 +16,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     // 603 is the release that matches the Swift 6.3 toolchain.
     .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+    // `swift package generate-documentation` (Tools/docs.sh)
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ],
   targets: [
     .systemLibrary(
@@ -34,6 +38,9 @@ let package = Package(
     .target(name: "HeaplineTrace", dependencies: ["CZstd"]),
     .target(name: "HeaplineAnalysis", dependencies: ["HeaplineTrace"]),
     .target(name: "Heapline", dependencies: ["CHeapline", "HeaplineTrace", "HeaplineAnalysis"]),
+    // Swift Testing's leak trait and XCTest's assertions: a module of their own, so that a
+    // program linking Heapline does not load the test libraries.
+    .target(name: "HeaplineTesting", dependencies: ["Heapline"]),
     // libjpeg and libpng report errors by longjmp, which Swift frames must never see: this C
     // target keeps every setjmp and every call that may longjmp on the C side.
     .target(name: "CHeaplineImaging", dependencies: ["CLibjpeg", "CLibpng"]),
@@ -79,7 +86,7 @@ let package = Package(
     .executableTarget(
       name: "heapline-record-fixture", dependencies: ["Heapline"], path: "Tests/RecordAPIFixture"),
     .testTarget(name: "HeaplineTraceTests", dependencies: ["HeaplineTrace", "HeaplineAnalysis"]),
-    .testTarget(name: "HeaplineTests", dependencies: ["Heapline"]),
+    .testTarget(name: "HeaplineTests", dependencies: ["Heapline", "HeaplineTesting"]),
     // The truth table's cases are Swift files that no target compiles (Fixtures).
     .testTarget(name: "HeaplineLintTests", dependencies: ["HeaplineLint"], exclude: ["Fixtures"]),
     .testTarget(

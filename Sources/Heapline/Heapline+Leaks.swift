@@ -21,7 +21,7 @@ public struct LeakCheck: Hashable, Sendable {
   public var isClean: Bool { lostBlocks == 0 && possiblyLostBlocks == 0 }
 }
 
-/// The error that ``Heapline/expectNoLeaks(depth:_:)`` throws: the leak report, whose
+/// The error that ``Heapline/expectNoLeaks(depth:failOn:liveBytesAtMost:_:)-1rrga`` throws: the leak report, whose
 /// description lists every group (a cycle by its categories) with its allocation stacks.
 public struct LeaksFound: Error, CustomStringConvertible, Sendable {
   public let report: LeakReport
@@ -38,7 +38,7 @@ public struct LeaksFound: Error, CustomStringConvertible, Sendable {
     let directory = getcwd(nil, 0)
     defer { free(directory) }
     var style = FrameStyle(root: directory.map { String(cString: $0) })
-    style.hiddenModules = ["Heapline"]
+    style.hiddenModules = ["Heapline", "HeaplineTesting", "Testing", "XCTest"]
     return style
   }
 }
@@ -104,12 +104,15 @@ extension Heapline {
   /// So `body` must not need the calling thread (the main actor, say), and Swift Testing's
   /// `#expect` inside it has no test to report to: check results after it returns. Objects
   /// `body` hands out (through a captured variable) are reachable, not lost. Recordings take
-  /// turns, as ``record(to:depth:_:)``'s do.
+  /// turns, as ``record(to:depth:_:)->_``'s do.
   ///
   /// Like `heapline leaks`, it fails for definitely or indirectly lost blocks; possibly lost ones
   /// (reached only through a pointer into their middle) fail it only with `failOn: .possibly`.
+  /// With `liveBytesAtMost`, it also throws ``LiveBytesOverLimit`` when the blocks that `body`'s
+  /// thread allocated and never freed, leaked or not, hold more bytes than that.
   public static func expectNoLeaks(
-    depth: Int = 64, failOn: LeakReport.Failure = .definitely, _ body: () throws -> Void
+    depth: Int = 64, failOn: LeakReport.Failure = .definitely, liveBytesAtMost: UInt64? = nil,
+    _ body: () throws -> Void
   ) throws {
     let path = temporaryLeakTracePath()
     defer { unlink(path) }
@@ -123,57 +126,110 @@ extension Heapline {
       // From another new thread: a thread's own frames may keep copies of what it pointed to.
       try onThreadOfItsOwn { check = try checkLeaks() }
     }
-    guard let check, !check.isClean else { return }
-    // The scan covers the whole process: keep the leaks that body's thread took part in.
-    let reader = try TraceReader(path: path)
-    let serials = Set(reader.chunks.filter { $0.threadID == bodyThread }.map(\.threadSerial))
-    var stream = reader.events()
-    try stream.drainMetadata()
-    guard let scan = stream.metadata.leakScans[check.scan] else { return }
-    let mine =
-      bodyThread == 0 ? scan : scan.onlyLeaksInvolving { serials.contains($0.id.threadSerial) }
-    let report = LeakReport(
-      scan: mine, metadata: stream.metadata, path: path, symbolizer: Symbolizer())
-    if report.fails(on: failOn) { throw LeaksFound(report: report) }
+    try judge(
+      path: path, check: check, bodyThread: bodyThread, failOn: failOn,
+      liveBytesAtMost: liveBytesAtMost)
   }
 
-  /// Runs `work` on a new thread and waits for it to finish. The thread's stack is fresh from
-  /// mmap: glibc would reuse the stack of an exited thread, whose stale pointers would be found
-  /// in the new frames' unused slots, where they might point to a new block at a reused address.
-  private static func onThreadOfItsOwn(_ work: () throws -> Void) throws {
-    let stackSize = 8 << 20
-    guard
-      let stack = mmap(
-        nil, stackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
-      stack != MAP_FAILED
-    else { throw HeaplineError.io("mapping a stack for the leak check", errno) }
-    defer { munmap(stack, stackSize) }
-    var attributes = pthread_attr_t()
-    pthread_attr_init(&attributes)
-    defer { pthread_attr_destroy(&attributes) }
-    pthread_attr_setstack(&attributes, stack, stackSize)
-    var result: Result<Void, any Error> = .success(())
-    try withoutActuallyEscaping(work) { work in
-      let job = Unmanaged.passRetained(ThreadJob { result = Result { try work() } })
-      var thread = pthread_t()
-      let err = pthread_create(
-        &thread, &attributes,
-        { raw in
-          Unmanaged<ThreadJob>.fromOpaque(raw!).takeRetainedValue().run()
-          return nil
-        }, job.toOpaque())
-      guard err == 0 else {
-        job.release()
-        throw HeaplineError.io("starting a thread for the leak check", err)
+  /// The leak check of an `async` body, as the synchronous
+  /// ``expectNoLeaks(depth:failOn:liveBytesAtMost:_:)-1rrga`` does it.
+  ///
+  /// `body` runs in a task of its own whose executor is a thread of its own, as do the child
+  /// tasks it starts (they inherit the executor): what they allocate is `body`'s. Work on
+  /// other executors (an actor with an executor of its own, the main actor, `Task.detached`,
+  /// a dispatch queue) is not `body`'s, as work on other threads is not in the synchronous
+  /// check. Task-locals are inherited, so Swift Testing's `#expect` inside `body` reports to
+  /// its test.
+  public static func expectNoLeaks(
+    depth: Int = 64, failOn: LeakReport.Failure = .definitely, liveBytesAtMost: UInt64? = nil,
+    _ body: () async throws -> Void
+  ) async throws {
+    let path = temporaryLeakTracePath()
+    defer { unlink(path) }
+    var check: LeakCheck?
+    var bodyThread: UInt32 = 0
+    _ = try await record(to: path, depth: depth) { () async throws -> Void in
+      let executor = try ThreadExecutor()
+      // A task of its own, whose async frames are freed when it ends: the frames of the
+      // calling task would keep stale copies of body's pointers.
+      let outcome = await withoutActuallyEscaping(body) { body in
+        let body = UncheckedSendable(body)
+        return await Task(executorPreference: executor) {
+          defer { mark(bodyEndMark) }
+          try await body.value()
+        }.result
       }
-      pthread_join(thread, nil)
+      executor.finish()
+      bodyThread = executor.threadID
+      try outcome.get()
+      try onThreadOfItsOwn { check = try checkLeaks() }
+    }
+    try judge(
+      path: path, check: check, bodyThread: bodyThread, failOn: failOn,
+      liveBytesAtMost: liveBytesAtMost)
+  }
+
+  /// The mark that ends the async body, on its thread.
+  private static let bodyEndMark = "heapline: the body ended"
+
+  /// Throws what the check found that involves `bodyThread`'s blocks.
+  private static func judge(
+    path: String, check: LeakCheck?, bodyThread: UInt32, failOn: LeakReport.Failure,
+    liveBytesAtMost limit: UInt64?
+  ) throws {
+    guard limit != nil || check?.isClean == false else { return }
+    let reader = try TraceReader(path: path)
+    let serials = Set(reader.chunks.filter { $0.threadID == bodyThread }.map(\.threadSerial))
+    func isBodys(_ id: AllocID) -> Bool { bodyThread == 0 || serials.contains(id.threadSerial) }
+    if let check, !check.isClean {
+      // The scan covers the whole process: keep the leaks that body's thread took part in.
+      var stream = reader.events()
+      try stream.drainMetadata()
+      if let scan = stream.metadata.leakScans[check.scan] {
+        let mine = scan.onlyLeaksInvolving { isBodys($0.id) }
+        let report = LeakReport(
+          scan: mine, metadata: stream.metadata, path: path, symbolizer: Symbolizer())
+        if report.fails(on: failOn) { throw LeaksFound(report: report) }
+      }
+    }
+    guard let limit else { return }
+    var live: [AllocID: UInt64] = [:]
+    // The async body's thread goes on to resume the caller (in dispatch's continuations,
+    // which dispatch keeps cached): not the body's doing.
+    var bodyEnded = false
+    var stream = reader.events()
+    while let event = try stream.next() {
+      switch event {
+      case .alloc(let alloc) where isBodys(alloc.id) && !bodyEnded:
+        live[alloc.id] = alloc.size
+      case .free(let free): live[free.id] = nil
+      case .mark(let mark) where mark.name == bodyEndMark: bodyEnded = true
+      default: break
+      }
+    }
+    let bytes = live.values.reduce(0, +)
+    if bytes > limit {
+      throw LiveBytesOverLimit(limit: limit, bytes: bytes, blocks: UInt64(live.count))
+    }
+  }
+
+  /// Runs `work` on a new thread, on a fresh stack, and waits for it to finish.
+  private static func onThreadOfItsOwn(_ work: () throws -> Void) throws {
+    var result: Result<Void, any Error> = .success(())
+    // A new thread has no task-locals: carry over that it runs inside a recording.
+    let inside = isInsideRecording
+    try withoutActuallyEscaping(work) { work in
+      let thread = try FreshThread {
+        result = Result { try $isInsideRecording.withValue(inside) { try work() } }
+      }
+      thread.join()
     }
     try result.get()
   }
 
   /// The kernel's id of the calling thread, which chunk headers carry: /proc/thread-self links
   /// to `PID/task/TID` (Swift cannot call the variadic `syscall`).
-  private static func currentThreadID() -> UInt32 {
+  static func currentThreadID() -> UInt32 {
     var link = [CChar](repeating: 0, count: 64)
     let length = readlink("/proc/thread-self", &link, link.count - 1)
     guard length > 0 else { return 0 }
@@ -206,8 +262,22 @@ extension Recording {
   }
 }
 
-/// A closure handed to a new thread, which releases it when done.
-private final class ThreadJob: @unchecked Sendable {
-  let run: () -> Void
-  init(_ run: @escaping () -> Void) { self.run = run }
+/// A value that crosses into a task that surely ends before the caller returns.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+  let value: Value
+  init(_ value: Value) { self.value = value }
+}
+
+/// The error that the leak check throws when `body` left more bytes live than it allows.
+public struct LiveBytesOverLimit: Error, CustomStringConvertible, Sendable {
+  /// The bytes allowed.
+  public let limit: UInt64
+  /// The bytes still live at the end, in blocks that `body`'s thread allocated.
+  public let bytes: UInt64
+  public let blocks: UInt64
+
+  public var description: String {
+    "\(bytes) bytes in \(blocks) blocks allocated by the test are still live, over its limit of"
+      + " \(limit) bytes"
+  }
 }

@@ -16,51 +16,141 @@ import HeaplineTrace
 /// let thumbnails = recording.statistics.category(named: "MyApp.Thumbnail")
 /// #expect(thumbnails?.persistentCount == 100)
 /// ```
-/// Turns for ``Heapline/record(to:depth:_:)``. Error-checking, so that a nested call on the
-/// same thread fails (EDEADLK) rather than waiting for itself.
-nonisolated(unsafe) private var recordingTurn: pthread_mutex_t = {
-  var mutex = pthread_mutex_t()
-  var attributes = pthread_mutexattr_t()
-  pthread_mutexattr_init(&attributes)
-  pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
-  pthread_mutex_init(&mutex, &attributes)
-  pthread_mutexattr_destroy(&attributes)
-  return mutex
-}()
-
 public enum Heapline {
+  /// Whether the calling task (or thread) runs inside a recording's body: a nested
+  /// ``record(to:depth:_:)->_`` then fails at once rather than wait for its own turn. A task-local,
+  /// since an `async` body may resume on any thread.
+  @TaskLocal static var isInsideRecording = false
+
   /// Records every allocation that any thread of this process makes while `body` runs, and
   /// returns the statistics of that extent: the same figures `heapline report` prints.
   ///
   /// Only one recording runs at a time in a process. A call from another thread waits for the
   /// running one to end (tests that record run in parallel); a call from inside `body`, or
   /// while a recording started otherwise is running, throws ``HeaplineError/alreadyRecording``.
+  /// To keep what `body` returns as well, use ``record(to:depth:_:)-3ew74``.
   /// - Parameters:
   ///   - path: where the trace goes; by default a temporary file, removed once read.
   ///   - depth: the maximum number of frames in a stack.
+  ///   - body: the work to record, run on the calling thread.
   /// - Throws: what `body` throws; ``HeaplineError/writeFailed(path:errno:)`` when a write to
   ///   the trace failed (a full disk); ``HeaplineError/io(_:_:)`` when the trace cannot be
   ///   created. A temporary trace is removed in every case.
   public static func record(
     to path: String? = nil, depth: Int = 64, _ body: () throws -> Void
   ) throws -> Recording {
-    guard pthread_mutex_lock(&recordingTurn) == 0 else { throw HeaplineError.alreadyRecording }
-    defer { pthread_mutex_unlock(&recordingTurn) }
-    let tracePath = try path ?? temporaryTracePath()
-    // Until a Recording owns it, a temporary trace is removed on every way out.
-    var owned = path == nil
-    defer { if owned { unlink(tracePath) } }
-    try start(path: tracePath, depth: depth)
+    try recording(to: path, depth: depth, body).recording
+  }
+
+  /// Records every allocation made while `body` runs, and returns what `body` returned with
+  /// the recording.
+  ///
+  /// ```swift
+  /// let (thumbnails, recording) = try Heapline.record {
+  ///   (0..<100).map { _ in Thumbnail() }
+  /// }
+  /// ```
+  ///
+  /// Turns, errors and the trace are as ``record(to:depth:_:)->_`` has them.
+  public static func record<T>(
+    to path: String? = nil, depth: Int = 64, _ body: () throws -> T
+  ) throws -> (value: T, recording: Recording) {
+    try recording(to: path, depth: depth, body)
+  }
+
+  /// Both synchronous `record`s, under a name of its own that no overload can capture.
+  private static func recording<T>(
+    to path: String?, depth: Int, _ body: () throws -> T
+  ) throws -> (value: T, recording: Recording) {
+    guard !isInsideRecording else { throw HeaplineError.alreadyRecording }
+    RecordingTurn.shared.take()
+    defer { RecordingTurn.shared.give() }
+    let session = try Session(path: path, depth: depth)
+    let value: T
     do {
-      try body()
+      value = try $isInsideRecording.withValue(true) { try body() }
     } catch {
-      _ = heapline_stop()
+      session.abandon()
       throw error
     }
-    try stop(path: tracePath)
-    owned = false
-    // A temporary trace lives as long as the recording, for its timeline and generations.
-    return try Recording(path: tracePath, isTemporary: path == nil)
+    return (value, try session.finish())
+  }
+
+  /// Records every allocation that any thread makes while the `async` body runs, wherever it
+  /// suspends and resumes, and returns what `body` returned with the recording.
+  ///
+  /// ```swift
+  /// let (page, recording) = try await Heapline.record {
+  ///   try await client.fetchPage(1)
+  /// }
+  /// ```
+  ///
+  /// A call that must wait for another recording to end suspends, without blocking its
+  /// thread. A call from inside `body`, or from a task that `body` started, throws
+  /// ``HeaplineError/alreadyRecording``. Otherwise as ``record(to:depth:_:)->_``.
+  public static func record<T>(
+    to path: String? = nil, depth: Int = 64, _ body: () async throws -> T
+  ) async throws -> (value: T, recording: Recording) {
+    guard !isInsideRecording else { throw HeaplineError.alreadyRecording }
+    // Synchronous callers wait for the turn by blocking their threads, which may be all the
+    // threads of the cooperative pool: the async recording waits, runs and ends on a thread of
+    // its own (with the child tasks it starts), which they cannot starve.
+    let executor = try ThreadExecutor()
+    defer { executor.finish() }
+    return try await withTaskExecutorPreference(executor) {
+      await RecordingTurn.shared.take()
+      defer { RecordingTurn.shared.give() }
+      let session = try Session(path: path, depth: depth)
+      let value: T
+      do {
+        value = try await $isInsideRecording.withValue(true) { try await body() }
+      } catch {
+        session.abandon()
+        throw error
+      }
+      return (value, try session.finish())
+    }
+  }
+
+  /// One recording from start to end: its trace file, removed on every way out until a
+  /// ``Recording`` owns it.
+  private final class Session {
+    let path: String
+    let isTemporary: Bool
+    private var owned: Bool
+
+    init(path: String?, depth: Int) throws {
+      self.path = try path ?? Heapline.temporaryTracePath()
+      isTemporary = path == nil
+      owned = isTemporary
+      do {
+        try Heapline.start(path: self.path, depth: depth)
+      } catch {
+        // Not ours to stop: a recording started otherwise may be running (EBUSY).
+        if owned { unlink(self.path) }
+        throw error
+      }
+    }
+
+    /// Stops recording after `body` threw; the error to report is `body`'s.
+    func abandon() {
+      _ = heapline_stop()
+      if owned { unlink(path) }
+      owned = false
+    }
+
+    func finish() throws -> Recording {
+      do {
+        try Heapline.stop(path: path)
+      } catch {
+        if owned { unlink(path) }
+        owned = false
+        throw error
+      }
+      owned = false
+      // A temporary trace lives as long as the recording, for its timeline and generations.
+      return try Recording(path: path, isTemporary: isTemporary)
+    }
   }
 
   /// Runs `body` with `name` as the category of everything this thread allocates inside it,

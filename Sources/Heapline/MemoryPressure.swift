@@ -34,7 +34,7 @@ public enum MemoryPressure {
     case critical = 3
 
     /// What a cache with a limit of `limit` keeps at this level: all of it, half, a quarter,
-    /// nothing. ``ImageCache`` in HeaplineImaging trims to this.
+    /// nothing. `ImageCache` in HeaplineImaging trims to this.
     ///
     /// ```swift
     /// MemoryPressure.Level.urgent.retainedBytes(of: 100)  // 25

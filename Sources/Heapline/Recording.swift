@@ -1,7 +1,7 @@
 import HeaplineAnalysis
 import HeaplineTrace
 
-/// The result of ``Heapline/record(to:depth:_:)``: the statistics of the recorded extent.
+/// The result of ``Heapline/record(to:depth:_:)->_``: the statistics of the recorded extent.
 public struct Recording: Sendable {
   /// The figures that `heapline report` prints for the same trace.
   public let statistics: Statistics

@@ -42,14 +42,28 @@ public struct FrameStyle: Hashable, Sendable {
     guard !showsHiddenFrames else { return frames }
     let user = FrameRole.userFrames(frames)
     guard !hiddenModules.isEmpty else { return user }
-    let kept = user.prefix { !isInHiddenModule($0) }
-    return kept.isEmpty ? user : Array(kept)
+    var kept = Array(user.prefix { !isInHiddenModule($0) })
+    if kept.count < user.count {
+      // The hidden library reached the user's code through the runtime (an executor running a
+      // job: `swift_job_run`, `UnownedJob.runSynchronously`): those frames are the library's.
+      while kept.count > 1, let last = kept.last, isRuntimeCaller(last) { kept.removeLast() }
+    }
+    return kept.isEmpty ? user : kept
+  }
+
+  /// Whether a frame is the Swift runtime's or the standard library's own code.
+  private func isRuntimeCaller(_ frame: SymbolizedFrame) -> Bool {
+    guard let name = frame.function else { return false }
+    return name.hasPrefix("swift::") || name.hasPrefix("swift_") || name.hasPrefix("Swift.")
   }
 
   /// Whether the entity a frame runs in belongs to a hidden module: `closure #1 in
   /// Heapline.Heapline.record(…)` runs in `Heapline.Heapline.record`, in module `Heapline`.
   private func isInHiddenModule(_ frame: SymbolizedFrame) -> Bool {
     guard let name = frame.function else { return false }
+    // A method named in full, before any " in ": a private one's name holds " in " itself
+    // (`Heapline.ThreadExecutor.(runJobs in _B958…)()`).
+    if hiddenModules.contains(where: { name.hasPrefix($0 + ".") }) { return true }
     let utf8 = Array(name.utf8)
     let marker = Array(" in ".utf8)
     var start = 0

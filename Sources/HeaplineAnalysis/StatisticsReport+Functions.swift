@@ -4,7 +4,7 @@ import HeaplineTrace
 public enum StackGrouping: String, CaseIterable, Hashable, Sendable {
   /// One allocating call stack.
   case stack
-  /// Every stack whose first user frame (see ``FrameRole``) is in the same function, merged,
+  /// Every stack whose first user frame (see `FrameRole`) is in the same function, merged,
   /// as heaptrack_print's "merged by function" does.
   case function
 }

@@ -5,9 +5,9 @@ import Synchronization
 /// its backing-store bytes) and a count limit, least-recently-used eviction, hit and miss
 /// counters, and a purge when memory warnings come.
 ///
-/// The cache registers itself as a ``MemoryPressure`` observer named after it: a warning trims
+/// The cache registers itself as a `MemoryPressure` observer named after it: a warning trims
 /// it to half of its cost limit, an urgent warning to a quarter, a critical one empties it
-/// (``MemoryPressure/Level/retainedBytes(of:)``). The observer answers with the bytes it
+/// (`MemoryPressure.Level.retainedBytes(of:)` in Heapline). The observer answers with the bytes it
 /// actually freed: images still shown elsewhere leave the cache but free nothing.
 ///
 /// ```swift

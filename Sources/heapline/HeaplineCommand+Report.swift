@@ -21,7 +21,7 @@ extension HeaplineCommand {
         to its last complete chunk, with a warning.
         """)
 
-    /// The output formats, one ``ReportRenderer`` each.
+    /// The output formats, one `ReportRenderer` each.
     enum Format: String, ExpressibleByArgument, CaseIterable {
       case text
       case json

@@ -9,7 +9,7 @@ import Synchronization
 /// terminal and only once the analysis has run for a while (one second, or
 /// `HEAPLINE_PROGRESS_AFTER` seconds), so that short runs and redirected output see nothing.
 ///
-/// A thread of its own redraws the line five times a second from ``TraceReadProgress``, so the
+/// A thread of its own redraws the line five times a second from `TraceReadProgress`, so the
 /// analyses' loops pay nothing for it. ``stop()`` erases the line before the result is printed.
 ///
 /// ```swift

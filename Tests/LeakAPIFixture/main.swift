@@ -4,10 +4,11 @@
 // address, and a conservative scan takes those for pointers. One line per case:
 //   <case>: <kind> <name> | instances N | definitely B/b | indirectly B/b | possibly B/b
 // `heapline-api-fixture CASE...` runs the cases named (strong, weak, ten, elsewhere, mixed,
-// check, unrecorded, interior, cached), each once; with none, all of them. The tests run each
+// check, unrecorded, interior, cached, async, growth), each once; with none, all of them. The tests run each
 // case in a process of its own: a report symbolizes its stacks with a child process, and
 // Foundation's Process starts a thread that stays, whose stack holds stale words that may point
 // into a later case's blocks.
+import Dispatch
 import Foundation
 import Heapline
 import HeaplineAnalysis
@@ -72,9 +73,11 @@ func describe(_ report: LeakReport) -> String {
   }.joined(separator: " ; ")
 }
 
-func expectNoLeaks(_ name: String, _ body: () throws -> Void) {
+func expectNoLeaks(
+  _ name: String, liveBytesAtMost limit: UInt64? = nil, _ body: () throws -> Void
+) {
   do {
-    try Heapline.expectNoLeaks(body)
+    try Heapline.expectNoLeaks(liveBytesAtMost: limit, body)
     print("\(name): clean")
   } catch let found as LeaksFound {
     print("\(name): \(describe(found.report))")
@@ -225,5 +228,80 @@ if runs("cached") {
   expectNoLeaks("cached") {
     mainCache![0] = malloc(100)
     threadCache![0] = malloc(120)
+  }
+}
+
+// The async leak check, which the Swift Testing trait runs: body and its child tasks run on one
+// executor thread of their own. Run from a task, while the main thread waits.
+func waitFor(_ work: @escaping @Sendable () async -> Void) {
+  let done = DispatchSemaphore(value: 0)
+  Task {
+    await work()
+    done.signal()
+  }
+  done.wait()
+}
+
+func expectNoLeaks(
+  _ name: String, liveBytesAtMost limit: UInt64? = nil, _ body: () async throws -> Void
+) async {
+  do {
+    try await Heapline.expectNoLeaks(liveBytesAtMost: limit, body)
+    print("\(name): clean")
+  } catch let found as LeaksFound {
+    print("\(name): \(describe(found.report))")
+  } catch {
+    print("\(name): \(error)")
+  }
+}
+
+/// Keeps what the growth cases make; a function, as code at the top level runs on the main
+/// actor, which the body's thread is not.
+enum Kept {
+  nonisolated(unsafe) static var attachments: [Attachment] = []
+}
+
+@inline(never) func keepAttachments() {
+  Kept.attachments = (0..<25).map { _ in Attachment() }
+}
+
+if runs("async") {
+  waitFor {
+    await expectNoLeaks("async strong") {
+      await Task.yield()
+      LeakyController().bindStrongly()
+    }
+    await expectNoLeaks("async weak") {
+      await Task.yield()
+      LeakyController().bindWeakly()
+    }
+    // A child task runs on the body's executor: its leaks are the body's. A detached task's
+    // are not, as another thread's are not.
+    await expectNoLeaks("async child") {
+      async let child: Void = leakTenControllers()
+      await Task.detached { leakTenControllers() }.value
+      await child
+    }
+  }
+}
+
+// At most N bytes still live from the body: 25 attachments of 144 bytes, and the array of 232
+// (a 32-byte header and 25 pointers) that keeps them. A first run (no limit) leaves the runtime's
+// lazily made caches (type metadata, conformances) behind too: the runs after it are exact.
+if runs("growth") {
+  for limit: UInt64? in [nil, 3_832, 3_831] {
+    expectNoLeaks("growth, at most \(limit.map(String.init) ?? "any")", liveBytesAtMost: limit) {
+      keepAttachments()
+    }
+  }
+  waitFor {
+    for limit: UInt64? in [nil, 3_832, 3_831] {
+      await expectNoLeaks(
+        "async growth, at most \(limit.map(String.init) ?? "any")", liveBytesAtMost: limit
+      ) {
+        await Task.yield()
+        keepAttachments()
+      }
+    }
   }
 }
