@@ -58,11 +58,10 @@ static int chain_fits(uintptr_t c, uintptr_t end) {
   return 1;  // a heap of more than 64 chunks that started right is taken as right
 }
 
-// A walk reads chunk headers directly. The maps say a heap is readable, but they were read
-// a moment before, and a thread the stop could not reach may have given pages back since: the
-// walk goes only as far as the kernel can read now.
+// Reads chunk headers directly: callers bound `end` by hl_readable_end first. The maps say a
+// heap is readable, but they were read a moment before, and a thread the stop could not reach
+// may have given pages back since.
 static void walk(struct hl_scan *s, uintptr_t heap, uintptr_t c, uintptr_t end) {
-  end = hl_readable_end(c, end);
   while (c + 32 <= end) {
     uint64_t size = ((const uint64_t *)c)[1] & ~7ull;
     if (size < 32 || (size & 15) || c + size > end) return;
