@@ -36,7 +36,9 @@ let package = Package(
       ],
       linkerSettings: [.linkedLibrary("pthread"), .linkedLibrary("dl")]),
     .target(name: "HeaplineTrace", dependencies: ["CZstd"]),
-    .target(name: "HeaplineAnalysis", dependencies: ["HeaplineTrace"]),
+    // A header only: the prefetch hint that the analyses' live tables give.
+    .systemLibrary(name: "CPrefetch"),
+    .target(name: "HeaplineAnalysis", dependencies: ["HeaplineTrace", "CPrefetch"]),
     .target(name: "Heapline", dependencies: ["CHeapline", "HeaplineTrace", "HeaplineAnalysis"]),
     // Swift Testing's leak trait and XCTest's assertions: a module of their own, so that a
     // program linking Heapline does not load the test libraries.

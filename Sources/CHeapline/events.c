@@ -40,6 +40,11 @@ HL_HOOK static void hl_record_alloc(struct hl_buffer *b, uint64_t addr, uint64_t
   // The address is live in the table already: its free went unseen. Close the old block so it
   // is not leaked.
   if (had_evicted) hl_emit_free(b, now, evicted.serial, evicted.counter);
+  // glibc carves a run of allocations from the top of the heap one after another, so the next
+  // block most likely starts where this chunk ends (16-byte granules, an 8-byte header, 32 at
+  // least): loading its slot now gives the cache miss a whole allocation's time to land.
+  uint64_t chunk = (size + 8 + 15) & ~(uint64_t)15;
+  hl_live_prefetch(addr + (chunk < 32 ? 32 : chunk));
   b->pending = (struct hl_pending){.addr = addr, .size = size, .time = now,
                                    .counter = blk.counter, .stack = stack,
                                    .category = blk.category, .valid = 1};

@@ -166,10 +166,35 @@ HL_HOOK void hl_live_prefetch(uint64_t addr) {
     __builtin_prefetch(slots + (size_t)home(addr, capacity) * sizeof(struct hl_slot), 1);
 }
 
+// The usual insert: a compact block, and a shard with no side table. One probe from the home
+// slot finds either the address (live already: its free went unseen) or the empty slot to fill.
+static int insert_compact(struct hl_shard *s, const struct hl_block *blk, struct hl_block *evicted,
+                          int *had) {
+  struct hl_slot slot;
+  struct hl_table *t = &s->table[0];
+  if (s->table[1].count || !pack(blk, &slot)) return 0;
+  if ((uint64_t)(t->count + 1) * 8 > (uint64_t)t->capacity * 7 && !grow(t, 0)) return 0;
+  uint32_t j = home(blk->addr, t->capacity);
+  for (uint64_t key; (key = key_at(t, 0, j)); j = next(j, t->capacity))
+    if (key == blk->addr) {
+      if (evicted) unpack(t, 0, j, evicted);
+      *had = 1;
+      t->count--;
+      break;
+    }
+  ((struct hl_slot *)t->slots)[j] = slot;
+  t->count++;
+  return 1;
+}
+
 HL_HOOK void hl_live_insert(const struct hl_block *blk, struct hl_block *evicted, int *had) {
   struct hl_shard *s = shard_of(blk->addr);
   *had = 0;
   hl_spin_lock(&s->lock);
+  if (insert_compact(s, blk, evicted, had)) {
+    hl_spin_unlock(&s->lock);
+    return;
+  }
   uint32_t j;
   int big = locate(s, blk->addr, &j);
   if (big >= 0) {

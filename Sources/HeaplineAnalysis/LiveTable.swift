@@ -1,3 +1,4 @@
+import CPrefetch
 import HeaplineTrace
 
 /// The blocks live at the current point of a pass, by alloc id, each with what the pass must
@@ -48,6 +49,13 @@ struct LiveTable<Payload> {
     }
     if removed != nil { count -= 1 }
     return removed
+  }
+
+  /// Starts loading the slot where `id` stands or would stand, so that the cache miss of a
+  /// later ``insert(_:_:)`` or ``remove(_:)`` overlaps the work before it (``LookaheadEvents``).
+  func prefetch(_ id: AllocID) {
+    guard let key = Self.key(id) else { return }
+    segments[Self.segment(key)].prefetch(key)
   }
 
   /// The live blocks, in no particular order.
@@ -120,6 +128,8 @@ final class LiveTableSegment<Payload> {
     while slots[i].key != key && slots[i].key != Self.empty { i = (i + 1) & mask }
     return i
   }
+
+  func prefetch(_ key: UInt64) { heapline_prefetch(slots + home(key)) }
 
   func insert(_ key: UInt64, _ payload: Payload) -> Payload? {
     let i = find(key)

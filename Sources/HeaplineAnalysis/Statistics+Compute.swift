@@ -21,17 +21,18 @@ extension Statistics {
   public init(reader: TraceReader, options: StatisticsOptions = StatisticsOptions())
     throws(TraceError)
   {
-    var stream = reader.events()
+    var events = LookaheadEvents(reader.events())
     var accumulator = StatisticsAccumulator()
-    while let event = try stream.next() {
+    while let event = try events.next(prefetching: { accumulator.prefetch($0) }) {
       if let endTime = options.endTime, event.time > endTime {
-        try stream.drainMetadata()
+        try events.drainMetadata()
         break
       }
       accumulator.apply(event)
     }
     self.init(
-      reader: reader, options: options, accumulator: accumulator, metadata: stream.metadata)
+      reader: reader, options: options, accumulator: accumulator,
+      metadata: events.stream.metadata)
   }
 
   private init(

@@ -37,6 +37,9 @@ struct StatisticsAccumulator {
   /// Backing stores, memory warnings, footprints and a memory-limit kill.
   private(set) var memory = MemoryAccumulator()
 
+  /// See ``LookaheadEvents``.
+  func prefetch(_ id: AllocID) { live.prefetch(id) }
+
   mutating func apply(_ event: TraceEvent) {
     lastEventTime = max(lastEventTime, event.time)
     switch event {

@@ -23,6 +23,9 @@ struct TimelineAccumulator {
   /// The most live blocks held at once.
   var maxTrackedBlocks: Int { live.maxCount }
 
+  /// See ``LookaheadEvents``.
+  func prefetch(_ id: AllocID) { live.prefetch(id) }
+
   init(plan: TimelinePlan, interval: UInt64) {
     self.interval = interval
     peakLiveBytes = plan.peakLiveBytes

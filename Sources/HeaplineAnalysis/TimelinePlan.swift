@@ -29,13 +29,13 @@ struct TimelinePlan {
   }
 
   init(reader: TraceReader, grouping: TimelineOptions.Grouping) throws(TraceError) {
-    var stream = reader.events()
+    var events = LookaheadEvents(reader.events())
     var live = LiveTable<(size: UInt64, category: CategoryID)>()
     var categories: [CategoryID: CategoryPeak] = [:]
     var liveBytes: UInt64 = 0
     var lastTime: UInt64 = 0
     var backing = TimelineBackingStorePlan()
-    while let event = try stream.next() {
+    while let event = try events.next(prefetching: { live.prefetch($0) }) {
       lastTime = max(lastTime, event.time)
       switch event {
       case .alloc(let alloc):
@@ -65,7 +65,7 @@ struct TimelinePlan {
     guard case .categories(let top) = grouping else { return }
     // Categories whose live bytes rose highest, then those that allocated most; the name
     // breaks ties so that the columns never depend on hashing.
-    let metadata = stream.metadata
+    let metadata = events.stream.metadata
     (backingColumnOfCategory, backingColumnNames) = backing.columns(metadata: metadata)
     let ranked = categories.map { id, counter in
       (id: id, name: metadata.category(id).name, counter: counter)

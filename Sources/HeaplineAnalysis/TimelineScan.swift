@@ -72,13 +72,13 @@ public final class TimelineScan {
     eventsRead = 0
     rowsEmitted = 0
     var accumulator = TimelineAccumulator(plan: plan, interval: options.interval)
-    var stream = reader.events()
+    var events = LookaheadEvents(reader.events())
     let emit = { (row: TimelineRow) throws(AnalysisError) in
       self.rowsEmitted += 1
       try body(row)
     }
-    while let event = try stream.nextEvent() {
-      eventsRead = stream.eventCount
+    while let event = try events.nextEvent(prefetching: { accumulator.prefetch($0) }) {
+      eventsRead = events.stream.eventCount
       try accumulator.apply(event, emit: emit)
     }
     maxTrackedBlocks = max(maxTrackedBlocks, accumulator.maxTrackedBlocks)

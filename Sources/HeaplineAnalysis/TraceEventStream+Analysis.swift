@@ -11,3 +11,16 @@ extension TraceEventStream {
     }
   }
 }
+
+extension LookaheadEvents {
+  /// ``next(prefetching:)``, with a damaged trace reported as an ``AnalysisError``.
+  mutating func nextEvent(prefetching prefetch: (AllocID) -> Void) throws(AnalysisError)
+    -> TraceEvent?
+  {
+    do {
+      return try next(prefetching: prefetch)
+    } catch {
+      throw .trace(error)
+    }
+  }
+}

@@ -1,4 +1,5 @@
 import CZstd
+import Synchronization
 
 /// The two zstd calls the format needs, with zstd's error codes turned into messages.
 enum Zstd {
@@ -11,12 +12,20 @@ enum Zstd {
     if declared < UInt64.max - 1, declared != UInt64(rawLength) {
       return .failure(DecodeFailure("frame holds \(declared) bytes, header says \(rawLength)"))
     }
-    var output = [UInt8](repeating: 0, count: rawLength)
-    let result = output.withUnsafeMutableBytes { destination in
-      frame.withUnsafeBytes { source in
-        ZSTD_decompress(
-          destination.baseAddress, destination.count, source.baseAddress, source.count)
+    // A context per call (what ZSTD_decompress makes) is a fresh allocation of about 100 KiB
+    // each chunk, page faults included; contexts are kept and reused instead.
+    guard let context = contexts.withLock({ $0.popLast()?.pointer }) ?? ZSTD_createDCtx() else {
+      return .failure(DecodeFailure("zstd: out of memory"))
+    }
+    defer { contexts.withLock { $0.append(Context(pointer: context)) } }
+    var result = 0
+    let output = [UInt8](unsafeUninitializedCapacity: rawLength) { destination, count in
+      result = frame.withUnsafeBytes { source in
+        ZSTD_decompressDCtx(
+          context, destination.baseAddress, destination.count, source.baseAddress, source.count)
       }
+      // Only what zstd wrote is kept; a failure keeps nothing.
+      count = ZSTD_isError(result) != 0 ? 0 : result
     }
     if ZSTD_isError(result) != 0 {
       return .failure(DecodeFailure("zstd: " + String(cString: ZSTD_getErrorName(result))))
@@ -40,6 +49,14 @@ enum Zstd {
     precondition(ZSTD_isError(written) == 0, "ZSTD_compress failed")
     output.removeSubrange(written...)
     return output
+  }
+
+  /// Decompression contexts not in use, one per thread that has decompressed at once at most.
+  private static let contexts = Mutex<[Context]>([])
+
+  /// A context is used by one thread at a time: the one that took it from ``contexts``.
+  private struct Context: @unchecked Sendable {
+    let pointer: OpaquePointer
   }
 
   struct DecodeFailure: Error {
