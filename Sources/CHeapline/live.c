@@ -10,6 +10,7 @@
 // powers of two (a slot's home is the hash scaled to the capacity), so that a table grows by
 // half, not by double, and stays between 7/12 and 7/8 full.
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -89,6 +90,12 @@ static int grow(struct hl_table *t, int big) {
   if (capacity > (1u << HL_INDEX_BITS)) return 0;  // a scan's reference names a slot in 23 bits
   void *slots = hl_map(table_bytes((uint32_t)capacity, big));
   if (!slots) return 0;
+#ifdef MADV_POPULATE_WRITE
+  // Every page of a grown table is written soon (it is over half full at once, spread evenly);
+  // probes read a slot before writing it, and a page first read is the zero page, so each page
+  // would fault twice: once to read, once more to copy on write. Faulted in writable at once.
+  madvise(slots, table_bytes((uint32_t)capacity, big), MADV_POPULATE_WRITE);
+#endif
   struct hl_table grown = {t->count, (uint32_t)capacity, slots};
   for (uint32_t i = 0; i < t->capacity; i++) {
     uint64_t key = key_at(t, big, i);
