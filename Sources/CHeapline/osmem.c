@@ -11,8 +11,6 @@
 
 #include "internal.h"
 
-enum { HL_HUGE_FROM = 4 << 20 };
-
 void hl_own_add(void *p, size_t bytes);
 void hl_own_remove(void *p);
 
@@ -20,9 +18,6 @@ void *hl_map(size_t bytes) {
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                  -1, 0);
   if (p == MAP_FAILED) return NULL;
-  // The shim's large tables (stacks, the leak scan's index) are probed at random: with 4 KiB
-  // pages nearly every probe of a large one also misses the TLB. Huge pages where allowed.
-  if (bytes >= HL_HUGE_FROM) madvise(p, bytes, MADV_HUGEPAGE);
   hl_own_add(p, bytes);
   return p;
 }
