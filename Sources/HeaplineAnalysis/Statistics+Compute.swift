@@ -22,7 +22,7 @@ extension Statistics {
     throws(TraceError)
   {
     var stream = reader.events()
-    var accumulator = StatisticsAccumulator()
+    var accumulator = StatisticsAccumulator(splitsCategories: options.splitsStacksByCategory)
     while let event = try stream.next() {
       if let endTime = options.endTime, event.time > endTime {
         try stream.drainMetadata()
@@ -54,7 +54,8 @@ extension Statistics {
         id: accumulator.stackIDs[slot], frames: [],
         bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch), liveBytes: counter.liveBytes,
         liveBlocks: counter.liveCount, allocationCount: counter.totalCount,
-        totalBytes: counter.totalBytes, temporaryCount: accumulator.stackTemporaryCounts[slot])
+        totalBytes: counter.totalBytes, temporaryCount: accumulator.stackTemporaryCounts[slot],
+        category: options.splitsStacksByCategory ? accumulator.stackCategories[slot] : nil)
     }
     var topStacks = Array(
       stacks.sorted(by: options.stackOrder.ranksHigher).prefix(options.topStackCount))
