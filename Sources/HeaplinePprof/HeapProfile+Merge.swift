@@ -13,25 +13,47 @@ extension HeapProfile {
     precondition(!profiles.isEmpty, "merging no profiles")
     style = profiles[0].style
     runs = profiles.flatMap(\.runs)
-    samples = []
-    var index: [SampleKey: Int] = [:]
+    var all: [Sample] = []
     var firstRun = 0
     for profile in profiles {
-      for var sample in profile.samples {
-        sample.run += firstRun
-        let key = SampleKey(sample)
-        guard let existing = index[key] else {
-          index[key] = samples.count
-          samples.append(sample)
-          continue
-        }
-        samples[existing].allocatedObjects &+= sample.allocatedObjects
-        samples[existing].allocatedBytes &+= sample.allocatedBytes
-        samples[existing].liveObjects &+= sample.liveObjects
-        samples[existing].liveBytes &+= sample.liveBytes
+      all += profile.samples.map { sample in
+        var moved = sample
+        moved.run += firstRun
+        return moved
       }
       firstRun += profile.runs.count
     }
+    samples = Self.merged(all)
+  }
+
+  /// One sample per stack, whatever the category of its blocks (which is left empty), with
+  /// the figures of its categories summed.
+  public var stacks: [Sample] {
+    Self.merged(
+      samples.map { sample in
+        var stack = sample
+        stack.category = ""
+        return stack
+      })
+  }
+
+  /// The samples with those that match summed into the first of them.
+  private static func merged(_ samples: [Sample]) -> [Sample] {
+    var result: [Sample] = []
+    var index: [SampleKey: Int] = [:]
+    for sample in samples {
+      let key = SampleKey(sample)
+      guard let existing = index[key] else {
+        index[key] = result.count
+        result.append(sample)
+        continue
+      }
+      result[existing].allocatedObjects &+= sample.allocatedObjects
+      result[existing].allocatedBytes &+= sample.allocatedBytes
+      result[existing].liveObjects &+= sample.liveObjects
+      result[existing].liveBytes &+= sample.liveBytes
+    }
+    return result
   }
 
   /// One line per run: its trace, and its peak of live bytes with when it was. A merged
