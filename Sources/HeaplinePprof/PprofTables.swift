@@ -79,12 +79,12 @@ struct PprofTables {
     location.mappingID = mapping(of: pc, run: run)
     if location.mappingID != 0, frames.contains(where: { $0.function != nil }) {
       // pprof looks up the addresses of a mapping without functions itself.
-      mappingsByID[location.mappingID]!.hasFunctions = true
-      mappingsByID[location.mappingID]!.hasInlineFrames = true
+      mappingsByID[location.mappingID]!.hasFunctions_p = true
+      mappingsByID[location.mappingID]!.hasInlineFrames_p = true
     }
     if location.mappingID != 0, frames.contains(where: { $0.line != nil }) {
-      mappingsByID[location.mappingID]!.hasFilenames = true
-      mappingsByID[location.mappingID]!.hasLineNumbers = true
+      mappingsByID[location.mappingID]!.hasFilenames_p = true
+      mappingsByID[location.mappingID]!.hasLineNumbers_p = true
     }
     location.line = lines
     locationTable.append(location)

@@ -99,7 +99,7 @@ import Testing
     #expect(mapping.memoryLimit == 0x5555_0000_4000)
     #expect(message.stringTable[Int(mapping.buildID)] == "ab01ff")
     #expect(message.stringTable[Int(mapping.filename)] == "/bin/blocks")
-    #expect(mapping.hasFunctions && mapping.hasLineNumbers && mapping.hasInlineFrames)
+    #expect(mapping.hasFunctions_p && mapping.hasLineNumbers_p && mapping.hasInlineFrames_p)
     #expect(message.location.allSatisfy { $0.mappingID == mapping.id })
   }
 
