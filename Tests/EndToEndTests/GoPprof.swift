@@ -39,7 +39,8 @@ enum GoPprof {
     let text = try run(["-traces", "-unit=B", "-sample_index=\(type)"], profile: profile)
     let blocks = text.components(separatedBy: "\n").split { $0.hasPrefix("-----------+") }
     // The first block is the header (File:, Type:).
-    return try blocks.dropFirst().map { lines in
+    let samples = blocks.dropFirst().filter { lines in lines.contains { !$0.isEmpty } }
+    return try samples.map { lines in
       var trace = Trace(labels: [:], value: -1, frames: [])
       for line in lines {
         let trimmed = line.trimmingCharacters(in: .whitespaces)

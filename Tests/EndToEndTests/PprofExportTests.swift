@@ -37,7 +37,8 @@ import Testing
   @Test func goPprofReadsEachCategorysBlocksExactlyInAllFourTypes() throws {
     try #require(GoPprof.missing == nil, Comment(rawValue: GoPprof.missing ?? ""))
     // Given the phases fixture: Steps 10 then 20 × 4,000 B from make_steps (the first 10 freed
-    // at the end), Spike 100 × 10,000 B all freed, Growth 50 × 1,000 B
+    // at the end), Spike 100 × 10,000 B all freed, Growth 50 × 1,000 B. A stack whose blocks
+    // were all freed is a sample whose in-use figures are 0.
     let trace = try PhasesFixture.phases.get().trace
     let profile = try Self.export([trace], name: "phases")
     let stacks = ["make_steps", "phases", "main"]
@@ -52,10 +53,11 @@ import Testing
         "Growth": [["50000", "grow", "phases", "main"]],
       ],
       "inuse_objects": [
-        "Steps": [["20"] + stacks], "Spike": [], "Growth": [["50", "grow", "phases", "main"]],
+        "Steps": [["0"] + stacks, ["20"] + stacks], "Spike": [["0", "spike", "phases", "main"]],
+        "Growth": [["50", "grow", "phases", "main"]],
       ],
       "inuse_space": [
-        "Steps": [["80000"] + stacks], "Spike": [],
+        "Steps": [["0"] + stacks, ["80000"] + stacks], "Spike": [["0", "spike", "phases", "main"]],
         "Growth": [["50000", "grow", "phases", "main"]],
       ],
     ]
@@ -140,7 +142,8 @@ import Testing
       let result = try Harness.run(script, ["-qec", command, "/dev/null"], timeout: 120)
       // Then the export refuses, in one line, with the usage status
       #expect(result.status == 64, "\(result.stdout)")
-      let first = result.stdout.split(separator: "\n").first.map(String.init) ?? ""
+      // A terminal ends its lines with CR LF, one Character to Swift.
+      let first = result.stdout.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
       #expect(
         first.trimmingCharacters(in: .whitespacesAndNewlines)
           == "heapline: --format pprof writes a binary file, not to a terminal: give -o FILE.pb.gz")

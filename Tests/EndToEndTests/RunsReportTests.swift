@@ -66,7 +66,7 @@ import Testing
     let result = try Harness.heapline(["report", trace, trace, "--format", "json"])
     #expect(result.status == 64)
     #expect(
-      result.stderr.split(separator: "\n").first
+      result.stderr.split(separator: "\n").first.map(String.init)
         == "heapline: several traces are reported as text, stacks ranked by bytes live;"
         + " --format json, --by and --sort take one trace")
   }
