@@ -100,7 +100,7 @@ let package = Package(
     .testTarget(name: "HeaplineTraceTests", dependencies: ["HeaplineTrace", "HeaplineAnalysis"]),
     .testTarget(
       name: "HeaplinePprofTests",
-      dependencies: ["HeaplinePprof", "HeaplineAnalysis", "HeaplineTrace", "CZlib"]),
+      dependencies: ["HeaplinePprof", "HeaplineAnalysis", "HeaplineTrace"]),
     .testTarget(name: "HeaplineTests", dependencies: ["Heapline", "HeaplineTesting"]),
     // The truth table's cases are Swift files that no target compiles (Fixtures).
     .testTarget(name: "HeaplineLintTests", dependencies: ["HeaplineLint"], exclude: ["Fixtures"]),

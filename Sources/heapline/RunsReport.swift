@@ -86,9 +86,14 @@ struct RunsReport {
     }
 
     var sentence: String {
-      "\(RunsReport.bytes(liveBytes)) live in \(ByteCountText.grouped(liveObjects)) blocks;"
+      "\(RunsReport.bytes(liveBytes)) live in \(Self.count(liveObjects, "block"));"
         + " \(RunsReport.bytes(allocatedBytes)) allocated in"
-        + " \(ByteCountText.grouped(allocatedObjects)) allocations"
+        + " \(Self.count(allocatedObjects, "allocation"))"
+    }
+
+    /// `1 block`, `2,048 blocks`.
+    private static func count(_ value: UInt64, _ noun: String) -> String {
+      ByteCountText.grouped(value) + " " + noun + (value == 1 ? "" : "s")
     }
   }
 }
