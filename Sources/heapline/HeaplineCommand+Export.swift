@@ -104,10 +104,9 @@ extension HeaplineCommand {
         statistics: statistics, weights: Set(weights),
         symbolizer: try frames.symbolizer(symbolize, traces: [file]))
       var sink = try FileOutput(path: output, inputs: [file])
-      switch format {
-      case .folded:
+      if format == .folded {
         try sink.write(FoldedStacks.render(profile, weight: weights[0], style: frames.style))
-      default:
+      } else {
         let name = String(file.split(separator: "/").last ?? Substring(file))
         try sink.write(
           SpeedscopeExport.render(
