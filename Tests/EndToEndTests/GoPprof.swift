@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// `go tool pprof`, run under a deadline on a profile the test wrote, and its `-traces` and
 /// `-top` output read back. CI installs Debian's golang-go; where go is absent the tests that
@@ -16,10 +17,9 @@ enum GoPprof {
     FileManager.default.isExecutableFile(atPath: $0)
   }
 
-  /// Why the go tests cannot run here, or nil when they can.
-  static var missing: String? {
-    go == nil ? "go is not installed (CI installs golang-go): the pprof checks are skipped" : nil
-  }
+  /// What a skipped test says when go is absent.
+  static let skipReason: Comment =
+    "go is not installed (CI installs golang-go): the go tool pprof checks are skipped"
 
   /// `go tool pprof` with `arguments`, its home in a fresh directory so that it keeps nothing.
   static func run(_ arguments: [String], profile: String) throws -> String {

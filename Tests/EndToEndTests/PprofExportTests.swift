@@ -34,8 +34,8 @@ import Testing
     return try #require(lines.firstIndex { $0.contains("malloc(4000)") }) + 1
   }
 
-  @Test func goPprofReadsEachCategorysBlocksExactlyInAllFourTypes() throws {
-    try #require(GoPprof.missing == nil, Comment(rawValue: GoPprof.missing ?? ""))
+  @Test(.enabled(if: GoPprof.go != nil, GoPprof.skipReason))
+  func goPprofReadsEachCategorysBlocksExactlyInAllFourTypes() throws {
     // Given the phases fixture: Steps 10 then 20 × 4,000 B from make_steps (the first 10 freed
     // at the end), Spike 100 × 10,000 B all freed, Growth 50 × 1,000 B. A stack whose blocks
     // were all freed is a sample whose in-use figures are 0.
@@ -85,8 +85,8 @@ import Testing
     #expect(steps.values.reduce(0, +) == 80_000, "\(top)")
   }
 
-  @Test func atAnInstantTheProfileIsTheLiveMemoryThen() throws {
-    try #require(GoPprof.missing == nil, Comment(rawValue: GoPprof.missing ?? ""))
+  @Test(.enabled(if: GoPprof.go != nil, GoPprof.skipReason))
+  func atAnInstantTheProfileIsTheLiveMemoryThen() throws {
     // Given the instant of mark B: all 30 Steps blocks live, nothing of Spike or Growth yet
     let trace = try PhasesFixture.phases.get().trace
     let mark = try #require(try PhasesFixture.marks(trace).first { $0.name == "B" })
@@ -106,8 +106,8 @@ import Testing
     #expect(objects.map(\.value).reduce(0, +) == totals["allocations"])
   }
 
-  @Test func twoRunsMergeIntoOneProfileWithBothPeaks() throws {
-    try #require(GoPprof.missing == nil, Comment(rawValue: GoPprof.missing ?? ""))
+  @Test(.enabled(if: GoPprof.go != nil, GoPprof.skipReason))
+  func twoRunsMergeIntoOneProfileWithBothPeaks() throws {
     // Given the phases fixture recorded twice (each process at its own addresses)
     let first = try PhasesFixture.phases.get().trace
     let second = try PhasesFixture.record(["phases"], name: "twice").trace
@@ -130,16 +130,19 @@ import Testing
     }
   }
 
-  @Test func aBinaryProfileIsNotWrittenToATerminal() throws {
-    let script = "/usr/bin/script"
-    try #require(
-      FileManager.default.isExecutableFile(atPath: script),
-      "util-linux's script gives the command a terminal")
+  /// util-linux's `script`, which runs a command with a terminal for its output.
+  static let script = "/usr/bin/script"
+
+  @Test(
+    .enabled(
+      if: FileManager.default.isExecutableFile(atPath: script),
+      "script (bsdutils) is not installed: no terminal to refuse"))
+  func aBinaryProfileIsNotWrittenToATerminal() throws {
     let trace = try PhasesFixture.phases.get().trace
     for output in ["", " -o -"] {
       // When stdout is a terminal
       let command = "\(Harness.heapline) export \(trace) --format pprof\(output)"
-      let result = try Harness.run(script, ["-qec", command, "/dev/null"], timeout: 120)
+      let result = try Harness.run(Self.script, ["-qec", command, "/dev/null"], timeout: 120)
       // Then the export refuses, in one line, with the usage status
       #expect(result.status == 64, "\(result.stdout)")
       // A terminal ends its lines with CR LF, one Character to Swift.
