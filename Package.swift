@@ -18,11 +18,15 @@ let package = Package(
     .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
     // `swift package generate-documentation` (Tools/docs.sh)
     .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+    // The pprof export's message types. Their code is generated once and committed
+    // (Tools/gen-pprof.sh): the package's build plugin would cost every CI run minutes.
+    .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
   ],
   targets: [
     .systemLibrary(
       name: "CLibunwind", pkgConfig: "libunwind", providers: [.apt(["libunwind-dev"])]),
     .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+    .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
     .systemLibrary(
       name: "CLibjpeg", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
     .systemLibrary(name: "CLibpng", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
@@ -39,6 +43,14 @@ let package = Package(
     // A header only: the prefetch hint that the analyses' live tables give.
     .systemLibrary(name: "CPrefetch"),
     .target(name: "HeaplineAnalysis", dependencies: ["HeaplineTrace", "CPrefetch"]),
+    // `heapline export --format pprof`: the only target that depends on swift-protobuf.
+    .target(
+      name: "HeaplinePprof",
+      dependencies: [
+        "HeaplineAnalysis", "HeaplineTrace", "CZlib",
+        .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+      ],
+      exclude: ["profile.proto"]),
     .target(name: "Heapline", dependencies: ["CHeapline", "HeaplineTrace", "HeaplineAnalysis"]),
     // Swift Testing's leak trait and XCTest's assertions: a module of their own, so that a
     // program linking Heapline does not load the test libraries.
@@ -74,7 +86,7 @@ let package = Package(
     .executableTarget(
       name: "heapline",
       dependencies: [
-        "HeaplineTrace", "HeaplineAnalysis", "CHeaplineSpawn", "HeaplineLint",
+        "HeaplineTrace", "HeaplineAnalysis", "HeaplinePprof", "CHeaplineSpawn", "HeaplineLint",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
     .executableTarget(name: "heapline-demo", path: "Tools/Demo"),
@@ -88,6 +100,9 @@ let package = Package(
     .executableTarget(
       name: "heapline-record-fixture", dependencies: ["Heapline"], path: "Tests/RecordAPIFixture"),
     .testTarget(name: "HeaplineTraceTests", dependencies: ["HeaplineTrace", "HeaplineAnalysis"]),
+    .testTarget(
+      name: "HeaplinePprofTests",
+      dependencies: ["HeaplinePprof", "HeaplineAnalysis", "HeaplineTrace"]),
     .testTarget(name: "HeaplineTests", dependencies: ["Heapline", "HeaplineTesting"]),
     // The truth table's cases are Swift files that no target compiles (Fixtures).
     .testTarget(name: "HeaplineLintTests", dependencies: ["HeaplineLint"], exclude: ["Fixtures"]),

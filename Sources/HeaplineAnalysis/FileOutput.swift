@@ -56,6 +56,12 @@ public struct FileOutput: TextOutput {
     if buffer.count >= Self.capacity { try flush() }
   }
 
+  /// Appends `bytes` as they are: for a binary output, a gzipped profile.
+  public mutating func write(bytes: [UInt8]) throws(AnalysisError) {
+    buffer.append(contentsOf: bytes)
+    if buffer.count >= Self.capacity { try flush() }
+  }
+
   /// Writes the buffer out.
   public mutating func flush() throws(AnalysisError) {
     var done = 0

@@ -32,9 +32,17 @@ public struct StackProfile: Sendable {
   /// `statistics` should keep every stack (``statisticsOptions``); otherwise only its top
   /// stacks are exported and the weights no longer add up to the totals.
   public init(statistics: Statistics, weights: Set<StackWeight>, symbolizer: Symbolizer?) {
-    let stacks = statistics.topStacks.filter { stack in
-      weights.contains { $0.weight(of: stack) > 0 }
-    }
+    self.init(
+      statistics: statistics, keeping: { stack in weights.contains { $0.weight(of: stack) > 0 } },
+      symbolizer: symbolizer)
+  }
+
+  /// Keeps the stacks of `statistics` that `keeps` accepts, and symbolizes their frames in
+  /// one run of `symbolizer` (`nil` for module offsets only).
+  public init(
+    statistics: Statistics, keeping keeps: (StackStatistics) -> Bool, symbolizer: Symbolizer?
+  ) {
+    let stacks = statistics.topStacks.filter(keeps)
     let symbols = (symbolizer ?? Symbolizer(toolPath: nil))
       .symbolize(stacks.flatMap(\.frames), modules: statistics.modules)
     entries = stacks.map { stack in

@@ -20,11 +20,15 @@ public struct StackStatistics: Hashable, Sendable {
   /// Temporary allocations it made: blocks freed with no other allocation or free between
   /// their allocation and their free (heaptrack's definition).
   public var temporaryCount: UInt64
+  /// The category of its blocks when the statistics count a stack's categories apart
+  /// (``StatisticsOptions/splitsStacksByCategory``); otherwise `nil`.
+  public var category: CategoryID?
 
   /// Creates a stack's figures.
   public init(
     id: StackID, frames: [UInt64], bytesAtPeak: UInt64, liveBytes: UInt64, liveBlocks: UInt64,
-    allocationCount: UInt64, totalBytes: UInt64, temporaryCount: UInt64 = 0
+    allocationCount: UInt64, totalBytes: UInt64, temporaryCount: UInt64 = 0,
+    category: CategoryID? = nil
   ) {
     self.id = id
     self.frames = frames
@@ -34,5 +38,6 @@ public struct StackStatistics: Hashable, Sendable {
     self.allocationCount = allocationCount
     self.totalBytes = totalBytes
     self.temporaryCount = temporaryCount
+    self.category = category
   }
 }

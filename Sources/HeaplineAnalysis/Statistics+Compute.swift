@@ -22,7 +22,7 @@ extension Statistics {
     throws(TraceError)
   {
     var events = LookaheadEvents(reader.events())
-    var accumulator = StatisticsAccumulator()
+    var accumulator = StatisticsAccumulator(splitsCategories: options.splitsStacksByCategory)
     while let event = try events.next(prefetching: { accumulator.prefetch($0) }) {
       if let endTime = options.endTime, event.time > endTime {
         try events.drainMetadata()
@@ -55,7 +55,8 @@ extension Statistics {
         id: accumulator.stackIDs[slot], frames: [],
         bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch), liveBytes: counter.liveBytes,
         liveBlocks: counter.liveCount, allocationCount: counter.totalCount,
-        totalBytes: counter.totalBytes, temporaryCount: accumulator.stackTemporaryCounts[slot])
+        totalBytes: counter.totalBytes, temporaryCount: accumulator.stackTemporaryCounts[slot],
+        category: options.splitsStacksByCategory ? accumulator.stackCategories[slot] : nil)
     }
     var topStacks = Array(
       stacks.sorted(by: options.stackOrder.ranksHigher).prefix(options.topStackCount))

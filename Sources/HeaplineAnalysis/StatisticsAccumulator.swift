@@ -18,7 +18,11 @@ struct StatisticsAccumulator {
   /// the common case needs no hashing. Ids past the array's bound (a damaged trace's) hash.
   private var denseStackSlots: [Int32] = []
   private var sparseStackSlots: [StackID: Int32] = [:]
+  /// Slots of (stack, category) pairs, when the pass counts a stack's categories apart.
+  private var pairSlots: [StackCategory: Int32]?
   private(set) var stackIDs: [StackID] = []
+  /// The category of each stack slot, when the pass counts a stack's categories apart.
+  private(set) var stackCategories: [CategoryID] = []
   private(set) var stackCounters: [UsageCounter] = []
   /// Temporary allocations per stack slot; see ``StackStatistics/temporaryCount``.
   private(set) var stackTemporaryCounts: [UInt64] = []
@@ -36,6 +40,12 @@ struct StatisticsAccumulator {
   private(set) var lastEventTime: UInt64 = 0
   /// Backing stores, memory warnings, footprints and a memory-limit kill.
   private(set) var memory = MemoryAccumulator()
+
+  /// A pass that counts each stack as one (`splitsCategories` false) or each of its
+  /// categories apart.
+  init(splitsCategories: Bool = false) {
+    if splitsCategories { pairSlots = [:] }
+  }
 
   /// See ``LookaheadEvents``.
   func prefetch(_ id: AllocID) { live.prefetch(id) }
@@ -56,7 +66,10 @@ struct StatisticsAccumulator {
 
   private mutating func allocate(_ alloc: AllocationEvent) {
     let block = LiveBlock(
-      size: alloc.size, stackSlot: stackSlot(alloc.stack),
+      size: alloc.size,
+      stackSlot: pairSlots == nil
+        ? stackSlot(alloc.stack)
+        : pairSlot(StackCategory(stack: alloc.stack, category: alloc.category)),
       categorySlot: categorySlot(alloc.category))
     // An id that is still live means a damaged or duplicated record: retire the old block so
     // the live figures stay consistent.
@@ -128,6 +141,17 @@ struct StatisticsAccumulator {
     return slot
   }
 
+  private mutating func pairSlot(_ pair: StackCategory) -> Int32 {
+    if let slot = pairSlots?[pair] { return slot }
+    let slot = Int32(stackIDs.count)
+    pairSlots?[pair] = slot
+    stackIDs.append(pair.stack)
+    stackCategories.append(pair.category)
+    stackCounters.append(UsageCounter())
+    stackTemporaryCounts.append(0)
+    return slot
+  }
+
   private mutating func categorySlot(_ id: CategoryID) -> Int32 {
     let index = Int(truncatingIfNeeded: id.rawValue)
     if id.rawValue < UInt64(sizeClassSlots.count), sizeClassSlots[index] >= 0 {
@@ -144,4 +168,10 @@ struct StatisticsAccumulator {
     categoryCounters.append(UsageCounter())
     return slot
   }
+}
+
+/// A stack and one category of its blocks.
+private struct StackCategory: Hashable {
+  var stack: StackID
+  var category: CategoryID
 }

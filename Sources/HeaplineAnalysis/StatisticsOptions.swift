@@ -7,6 +7,10 @@ public struct StatisticsOptions: Hashable, Sendable {
   /// Stop at this time, in nanoseconds since the trace's start: the statistics are then as
   /// they stood at that moment. `nil` reads the whole trace.
   public var endTime: UInt64?
+  /// Whether a stack's blocks of different categories are counted apart: then
+  /// ``Statistics/topStacks`` holds one entry per stack and category, each with its
+  /// ``StackStatistics/category``, as a pprof sample is a stack with a category label.
+  public var splitsStacksByCategory = false
 
   /// Options for the top `topStackCount` stacks, up to `upTo` after the trace's start.
   ///

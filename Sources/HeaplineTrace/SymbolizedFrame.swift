@@ -11,6 +11,9 @@ public struct SymbolizedFrame: Hashable, Sendable {
   /// The name as the Swift runtime's simplified demangling gives it (`Foo.bar(_:)`); for C and
   /// C++ names, ``function`` itself.
   public var simplifiedFunction: String?
+  /// The name as the symbolizer gave it, before Heapline's demangling: the mangled name of a
+  /// Swift function (C++ names come demangled by the symbolizer itself).
+  public var systemName: String?
   /// Whether the function is a thunk the Swift compiler made (reabstraction, protocol witness,
   /// allocating initializer): stacks collapse these.
   public var isThunk: Bool = false

@@ -118,6 +118,7 @@ public struct Symbolizer: Sendable {
       var frame = base
       if let name = entry.function {
         frame.function = SwiftDemangler.demangleIfSwift(name)
+        frame.systemName = name
         frame.simplifiedFunction = Self.simplified(name, full: frame.function)
         frame.isThunk = SwiftDemangler.isThunk(name)
       }

@@ -27,8 +27,13 @@ extension HeaplineCommand {
       case json
     }
 
-    @Argument(help: "The trace file to read.")
-    var file: String
+    @Argument(
+      help: """
+        The trace file to read. Several traces of one program (CI shards, many machines) are \
+        reported together: stacks matched by function and file:line, counts and bytes summed, \
+        each run's peak given with its trace.
+        """)
+    var files: [String]
 
     @Option(help: "The number of allocation stacks (or functions) to show.")
     var top: Int = 10
@@ -59,6 +64,12 @@ extension HeaplineCommand {
     @OptionGroup var frames: FrameOptions
 
     func validate() throws {
+      guard !files.isEmpty else { throw ValidationError("give the trace file to report") }
+      if files.count > 1, format != .text || by != .stack || sort != .peak {
+        throw ValidationError(
+          "several traces are reported as text, stacks ranked by bytes live; --format json,"
+            + " --by and --sort take one trace")
+      }
       guard top >= 0 else { throw ValidationError("--top must be 0 or more, not \(top)") }
       guard categories >= 0 else {
         throw ValidationError("--categories must be 0 or more, not \(categories)")
@@ -69,12 +80,14 @@ extension HeaplineCommand {
     }
 
     func run() throws {
+      guard files.count == 1 else { return try reportRuns() }
+      let file = files[0]
       let reader = try TraceInput.open(file)
       try TraceInput.checkInstant(upTo, option: "--at", in: reader)
       // Merging by function needs every stack: a function's figures are its stacks' sums.
       var options = StatisticsOptions(
         topStackCount: by == .function ? .max : top,
-        upTo: upTo.map { .nanoseconds(Int64($0 * 1e9)) })
+        upTo: upTo.map { .nanoseconds(Int64(TraceInput.instant($0))) })
       options.stackOrder = sort
       let statistics = try Statistics(reader: reader, options: options)
       let symbolizer = try frames.symbolizer(symbolize, traces: [file])
@@ -97,6 +110,17 @@ extension HeaplineCommand {
         try JSONReportRenderer(style: frames.style).write(report, to: &output)
         try output.close()
       }
+    }
+
+    /// Several runs of one program, merged by symbol.
+    private func reportRuns() throws {
+      let profile = try TraceInput.heapProfile(
+        of: files, at: upTo, frames: frames, symbolize: symbolize)
+      let report = RunsReport(
+        profile: profile, top: top, categories: categories, at: upTo.map(TraceInput.instant))
+      let text = report.render()
+      ProgressLine.stop()
+      print(text, terminator: "")
     }
   }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HeaplineAnalysis
+import HeaplinePprof
 import HeaplineTrace
 
 /// What the analysis subcommands share: opening a trace with its notices, and turning the
@@ -36,5 +37,30 @@ enum TraceInput {
         "\(option) \(seconds) s is past the end of trace '\(reader.path)', which is"
           + " \(TimeText.duration(end)) long")
     }
+  }
+}
+
+extension TraceInput {
+  /// The instant that `--at seconds` names, in nanoseconds into the trace: the one
+  /// `report --at` reports.
+  static func instant(_ seconds: Double) -> UInt64 {
+    StatisticsOptions(upTo: .nanoseconds(Int64(seconds * 1e9))).endTime ?? 0
+  }
+
+  /// The heap profile of `paths`, merged by symbol when there are several, as they stood
+  /// `at` seconds into each (or at their ends).
+  static func heapProfile(
+    of paths: [String], at seconds: Double?, frames: FrameOptions, symbolize: Bool
+  ) throws -> HeapProfile {
+    let profiles = try paths.map { path in
+      let reader = try Self.open(path)
+      try Self.checkInstant(seconds, option: "--at", in: reader)
+      let statistics = try Statistics(
+        reader: reader, options: HeapProfile.statisticsOptions(endTime: seconds.map(Self.instant)))
+      return HeapProfile(
+        statistics: statistics, symbolizer: try frames.symbolizer(symbolize, traces: [path]),
+        style: frames.style)
+    }
+    return HeapProfile(merging: profiles)
   }
 }

@@ -1,0 +1,99 @@
+import HeaplineAnalysis
+import HeaplinePprof
+import HeaplineTrace
+
+/// The text of `heapline report` given several traces: runs of one program (CI shards, many
+/// machines) with their stacks matched by function and file:line. Counts and bytes are summed
+/// across runs; a peak is not, since the runs peak at different moments, so each run's peak is
+/// given with its trace.
+struct RunsReport {
+  var profile: HeapProfile
+  /// How many stacks to list.
+  var top: Int
+  /// How many categories to list.
+  var categories: Int
+  /// The instant that `--at` named, in nanoseconds into each run; `nil` for their ends.
+  var at: UInt64?
+
+  func render() -> String {
+    let runs = profile.runs
+    var lines = ["Heapline report for \(runs.count) runs, stacks matched by function and line"]
+    for (number, run) in runs.enumerated() {
+      let when = run.peakTime.map { " at \(TimeText.duration($0))" } ?? ""
+      lines.append(
+        "  Run \(number + 1): '\(run.path)', \(TimeText.duration(run.durationNanoseconds)),"
+          + " peak \(Self.bytes(run.peakLiveBytes)) live\(when)")
+    }
+    if let at {
+      lines.append("  Statistics as they stood at \(TimeText.duration(at)) into each run")
+    }
+    let stacks = profile.stacks.sorted(by: Self.ranksHigher)
+    let all = stacks.reduce(into: Figures()) { $0.add($1) }
+    lines += [
+      "", "  Allocations      \(ByteCountText.grouped(all.allocatedObjects))",
+      "  Bytes allocated  \(Self.bytes(all.allocatedBytes))",
+      "  Blocks live      \(ByteCountText.grouped(all.liveObjects))",
+      "  Bytes live       \(Self.bytes(all.liveBytes))",
+      "", "Categories by bytes live:",
+    ]
+    var byCategory: [String: Figures] = [:]
+    for sample in profile.samples { byCategory[sample.category, default: Figures()].add(sample) }
+    let names = byCategory.keys.sorted { lhs, rhs in
+      let (left, right) = (byCategory[lhs]!, byCategory[rhs]!)
+      if left.liveBytes != right.liveBytes { return left.liveBytes > right.liveBytes }
+      if left.allocatedBytes != right.allocatedBytes {
+        return left.allocatedBytes > right.allocatedBytes
+      }
+      return lhs < rhs
+    }
+    for name in names.prefix(categories) {
+      lines.append("  \(name): " + byCategory[name]!.sentence)
+    }
+    if names.count > categories { lines.append("  (\(names.count - categories) more)") }
+    lines += ["", "Top \(min(top, stacks.count)) of \(stacks.count) stacks by bytes live:"]
+    for (rank, stack) in stacks.prefix(top).enumerated() {
+      var figures = Figures()
+      figures.add(stack)
+      lines.append("#\(rank + 1) " + figures.sentence)
+      for frame in stack.frames {
+        let location = profile.style.sourceLocation(frame).map { "  \($0)" } ?? ""
+        lines.append("    \(profile.style.name(frame))\(location)")
+      }
+    }
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// Bytes live, then bytes allocated, larger first.
+  private static func ranksHigher(_ lhs: HeapProfile.Sample, _ rhs: HeapProfile.Sample) -> Bool {
+    if lhs.liveBytes != rhs.liveBytes { return lhs.liveBytes > rhs.liveBytes }
+    return lhs.allocatedBytes > rhs.allocatedBytes
+  }
+
+  private static func bytes(_ value: UInt64) -> String { ByteCountText.grouped(value) + " B" }
+
+  /// Sums of samples' figures.
+  private struct Figures {
+    var allocatedObjects: UInt64 = 0
+    var allocatedBytes: UInt64 = 0
+    var liveObjects: UInt64 = 0
+    var liveBytes: UInt64 = 0
+
+    mutating func add(_ sample: HeapProfile.Sample) {
+      allocatedObjects &+= sample.allocatedObjects
+      allocatedBytes &+= sample.allocatedBytes
+      liveObjects &+= sample.liveObjects
+      liveBytes &+= sample.liveBytes
+    }
+
+    var sentence: String {
+      "\(RunsReport.bytes(liveBytes)) live in \(Self.count(liveObjects, "block"));"
+        + " \(RunsReport.bytes(allocatedBytes)) allocated in"
+        + " \(Self.count(allocatedObjects, "allocation"))"
+    }
+
+    /// `1 block`, `2,048 blocks`.
+    private static func count(_ value: UInt64, _ noun: String) -> String {
+      ByteCountText.grouped(value) + " " + noun + (value == 1 ? "" : "s")
+    }
+  }
+}
