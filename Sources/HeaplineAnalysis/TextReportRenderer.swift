@@ -26,6 +26,7 @@ public struct TextReportRenderer: ReportRenderer {
   public func render(_ report: StatisticsReport) throws -> String {
     let statistics = report.statistics
     var lines = headerLines(statistics.trace)
+    if let weight = statistics.sampleWeight { lines.append(Self.samplingLine(weight)) }
     lines += [""] + totalsLines(statistics.totals)
     lines += [""] + categoryLines(statistics.categories)
     lines += Self.memoryLines(statistics)
@@ -64,6 +65,12 @@ public struct TextReportRenderer: ReportRenderer {
       lines.append("  Statistics as they stood at \(TimeText.duration(endTime))")
     }
     return lines
+  }
+
+  /// What a sampled trace's figures are: the totals counted, the rest estimated.
+  static func samplingLine(_ weight: SampleWeight) -> String {
+    "  Sampled, one allocation every \(Self.count(weight.meanBytes, "byte")) on average: totals"
+      + " are exact (live bytes are usable bytes); categories and stacks are estimates"
   }
 
   private func totalsLines(_ totals: AllocationTotals) -> [String] {
