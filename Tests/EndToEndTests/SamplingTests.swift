@@ -79,7 +79,17 @@ import Testing
     #expect(
       report.stdout.contains(
         "Sampled, one allocation every 65,536 bytes on average: totals are exact (live bytes are"
-          + " usable bytes); categories and stacks are estimates"))
+          + " usable bytes; the peak is the largest that the per-thread counts, written every"
+          + " millisecond, show); categories and stacks are estimates"))
+    #expect(report.stdout.contains("Usable bytes freed"))
+    // The analyses that need every block say so, in one line, and fail
+    for command in ["timeline", "objects", "view"] {
+      let refused = try Harness.heapline([
+        command, trace.path, "-o", dir.appendingPathComponent(command).path,
+      ])
+      #expect(refused.status == 2)
+      #expect(refused.stderr.contains("\(command) needs every block"))
+    }
   }
 
   @Test func aLeakScanIsRefusedWhenAskedForAndLeaksSaysTheTraceHasNone() throws {
