@@ -214,12 +214,13 @@ const char *hl_option(const char *name);  // NULL when unset
 size_t hl_options_export(char **out, size_t max);  // "NAME=value" for exec (exec.c)
 long hl_option_long(const char *name, long fallback, long min, long max);
 
-// sampling.c: HEAPLINE_SAMPLE_BYTES.
-extern uint64_t hl_sample_bytes;  // 0 when every allocation is recorded
+// sampling.c: HEAPLINE_SAMPLE_BYTES. Hidden, so that the hooks reach them without the PLT.
+#define HL_HIDDEN __attribute__((visibility("hidden")))
+extern HL_HIDDEN uint64_t hl_sample_bytes;  // 0 when every allocation is recorded
 void hl_sampling_begin(void);
-void hl_sample_alloc(void *p, size_t size);
-void hl_sample_free(void *p);
-void *hl_sample_realloc(void *old, size_t size);
+HL_HIDDEN void hl_sample_alloc(void *p, size_t size);
+HL_HIDDEN void hl_sample_free(void *p);
+HL_HIDDEN void *hl_sample_realloc(void *old, size_t size);
 void hl_counts_emit(struct hl_buffer *b, struct hl_counts *c, uint64_t now);
 void hl_counts_attach(struct hl_buffer *b);
 

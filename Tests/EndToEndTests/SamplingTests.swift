@@ -71,6 +71,23 @@ import Testing
     }
   }
 
+  @Test func everyMemberOfTheMallocFamilyIsCountedExactlyWhenSampled() throws {
+    // Given the fixture that calls each member of the family once or more (RecordTests has its
+    // figures), sampled every 64 bytes, so that most calls are sampled and some are not
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("family", in: dir)
+    let trace = dir.appendingPathComponent("family.trace")
+    let result = try Harness.heapline(
+      ["record", "-o", trace.path, "--sample-bytes", "64", "--", program])
+    #expect(result.status == 0)
+    // Then the counts are the full trace's: 12 allocations of 9,228 bytes, 5 frees, 7 live
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    #expect(stats.totals.allocationCount == 12)
+    #expect(stats.totals.freeCount == 5)
+    #expect(stats.totals.allocatedBytes == 9_228)
+    #expect(stats.totals.liveBlocks == 7)
+  }
+
   @Test func theReportSaysWhichFiguresAreEstimates() throws {
     let dir = try Harness.temporaryDirectory()
     let (trace, _) = try record(in: dir)
