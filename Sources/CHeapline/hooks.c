@@ -63,6 +63,14 @@ HL_HOOK void *calloc(size_t n, size_t size) {
   return hl_allocated(__libc_calloc(n, size), n * size);  // no overflow: calloc checked it
 }
 
+// A failed realloc leaves its block as it was: back into the live table it goes.
+HL_HOOK void hl_live_put_back(const struct hl_block *blk) {
+  hl_tls.guard++;
+  int ignored;
+  hl_live_insert(blk, NULL, &ignored);
+  hl_tls.guard--;
+}
+
 // realloc from a signal handler inside an event: a new block, a copy, and a deferred free, so
 // that the old address stays taken until the event has recorded its end.
 HL_HOOK static void *hl_realloc_deferred(void *old, size_t size) {
@@ -99,12 +107,7 @@ HL_HOOK void *realloc(void *old, size_t size) {
   hl_tls.guard--;
   void *p = __libc_realloc(old, size);
   if (!p) {
-    if (had) {
-      hl_tls.guard++;
-      int ignored;
-      hl_live_insert(&blk, NULL, &ignored);
-      hl_tls.guard--;
-    }
+    if (had) hl_live_put_back(&blk);
     return NULL;
   }
   hl_on_realloc(&blk, had, p, size);

@@ -146,10 +146,12 @@ static inline void bump(struct hl_counts *c, int field, uint64_t by) {
   __atomic_store_n(&c->total[field], c->total[field] + by, __ATOMIC_RELAXED);
 }
 
-// Every so many calls, a thread whose counts are a millisecond old writes them.
+// Every so many calls, a thread whose counts are a millisecond old writes them. A thread's
+// first call takes its buffer at once, which registers its exit (threads.c): a thread that
+// makes a few calls and exits has its counts written then.
 HL_HOOK static void counts_tick(struct hl_counts *c) {
   uint64_t now = hl_now();
-  if (now - c->sent_time < HL_COUNTS_EVERY_NS) return;
+  if (hl_tls.buf && now - c->sent_time < HL_COUNTS_EVERY_NS) return;
   int saved_errno = errno;
   hl_enter();
   struct hl_buffer *b = hl_acquire();
@@ -178,7 +180,7 @@ HL_HOOK void hl_sample_alloc(void *p, size_t size) {
       return;
     }
   }
-  if (HL_UNLIKELY(++c->ops % HL_COUNTS_EVERY_OPS == 0)) counts_tick(c);
+  if (HL_UNLIKELY(++c->ops % HL_COUNTS_EVERY_OPS == 1)) counts_tick(c);
 }
 
 // Before the real free: a sampled block's FREE is written.
@@ -190,7 +192,7 @@ HL_HOOK void hl_sample_free(void *p) {
   if (HL_UNLIKELY(atomic_load_explicit(slot, memory_order_relaxed) != 0) &&
       hl_sample_record_free(p, 1, NULL))
     filter_remove(slot);
-  if (HL_UNLIKELY(++c->ops % HL_COUNTS_EVERY_OPS == 0)) counts_tick(c);
+  if (HL_UNLIKELY(++c->ops % HL_COUNTS_EVERY_OPS == 1)) counts_tick(c);
 }
 
 // realloc in sampling mode: the old block is freed and the new one allocated, as two calls
@@ -204,12 +206,7 @@ HL_HOOK void *hl_sample_realloc(void *old, size_t size) {
             hl_sample_record_free(old, 0, &blk);
   void *p = __libc_realloc(old, size);
   if (!p) {
-    if (had) {
-      hl_tls.guard++;
-      int ignored;
-      hl_live_insert(&blk, NULL, &ignored);
-      hl_tls.guard--;
-    }
+    if (had) hl_live_put_back(&blk);
     return NULL;
   }
   struct hl_counts *c = &hl_tls.counts;

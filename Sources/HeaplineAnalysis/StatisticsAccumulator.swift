@@ -91,16 +91,11 @@ struct StatisticsAccumulator {
     // An id that is still live means a damaged or duplicated record: retire the old block so
     // the live figures stay consistent.
     if let previous = live.insert(alloc.id, block) { retire(previous) }
-    if let weight = sampleWeight {
-      let bytes = weight.bytes(alloc.size)
-      let count = weight.scaledCount(alloc.size)
-      stackCounters[Int(block.stackSlot)].allocate(bytes, count: count, epoch: peakEpoch)
-      categoryCounters[Int(block.categorySlot)].allocate(bytes, count: count, epoch: peakEpoch)
-      return
-    }
+    let (bytes, count) = weigh(alloc.size)
+    stackCounters[Int(block.stackSlot)].allocate(bytes, count: count, epoch: peakEpoch)
+    categoryCounters[Int(block.categorySlot)].allocate(bytes, count: count, epoch: peakEpoch)
+    guard sampleWeight == nil else { return }  // the totals are the COUNTS records'
     lastAllocation = (alloc.id, block.stackSlot)
-    stackCounters[Int(block.stackSlot)].allocate(alloc.size, epoch: peakEpoch)
-    categoryCounters[Int(block.categorySlot)].allocate(alloc.size, epoch: peakEpoch)
     totals.allocationCount &+= 1
     totals.allocatedBytes &+= alloc.size
     totals.liveBytes &+= alloc.size
@@ -124,16 +119,17 @@ struct StatisticsAccumulator {
     totals.freedBytes &+= block.size
   }
 
+  /// A block's bytes and count in the counters: itself, or what a sample stands for.
+  private func weigh(_ size: UInt64) -> (bytes: UInt64, count: UInt64) {
+    guard let weight = sampleWeight else { return (size, 1) }
+    return (weight.bytes(size), weight.scaledCount(size))
+  }
+
   private mutating func retire(_ block: LiveBlock) {
-    if let weight = sampleWeight {
-      let bytes = weight.bytes(block.size)
-      let count = weight.scaledCount(block.size)
-      stackCounters[Int(block.stackSlot)].release(bytes, count: count, epoch: peakEpoch)
-      categoryCounters[Int(block.categorySlot)].release(bytes, count: count, epoch: peakEpoch)
-      return
-    }
-    stackCounters[Int(block.stackSlot)].release(block.size, epoch: peakEpoch)
-    categoryCounters[Int(block.categorySlot)].release(block.size, epoch: peakEpoch)
+    let (bytes, count) = weigh(block.size)
+    stackCounters[Int(block.stackSlot)].release(bytes, count: count, epoch: peakEpoch)
+    categoryCounters[Int(block.categorySlot)].release(bytes, count: count, epoch: peakEpoch)
+    guard sampleWeight == nil else { return }
     totals.liveBytes &-= block.size
     totals.liveBlocks &-= 1
   }

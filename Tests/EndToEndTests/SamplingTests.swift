@@ -88,6 +88,27 @@ import Testing
     #expect(stats.totals.liveBlocks == 7)
   }
 
+  @Test(arguments: ["threads", "briefthreads"])
+  func threadsCountsReachTheTraceAsAFullRecordingCountsThem(fixture: String) throws {
+    // Given threads that allocate, free each other's blocks and exit (threads), or make ten
+    // calls each and exit (briefthreads), recorded in full and sampled every MiB
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture(fixture, in: dir)
+    var totals: [AllocationTotals] = []
+    for sampling in [[], ["--sample-bytes", "1048576"]] {
+      let trace = dir.appendingPathComponent("\(fixture)\(sampling.count).trace")
+      let result = try Harness.heapline(
+        ["record", "--no-symbols", "-o", trace.path] + sampling + ["--", program])
+      #expect(result.status == 0)
+      totals.append(try Statistics(reader: TraceReader(path: trace.path)).totals)
+    }
+    // Then the sampled counts are the full trace's, every thread's included
+    #expect(totals[1].allocationCount == totals[0].allocationCount)
+    #expect(totals[1].freeCount == totals[0].freeCount)
+    #expect(totals[1].allocatedBytes == totals[0].allocatedBytes)
+    #expect(totals[1].liveBlocks == totals[0].liveBlocks)
+  }
+
   @Test func theReportSaysWhichFiguresAreEstimates() throws {
     let dir = try Harness.temporaryDirectory()
     let (trace, _) = try record(in: dir)
