@@ -48,6 +48,7 @@ static int hl_begin(const char *path, unsigned depth, int in_process) {
   hl_stacks_init();
   hl_stacks_reset();
   hl_live_clear();
+  hl_sampling_begin();
   hl_threads_begin_recording();
   if (!hl_sampler_buffer) hl_sampler_buffer = hl_shared_new_buffer();
   if (!hl_sampler_buffer) return ENOMEM;
@@ -59,6 +60,7 @@ static int hl_begin(const char *path, unsigned depth, int in_process) {
   hl_categories_emit_all(hl_sampler_buffer);
   hl_modules_emit_if_changed(hl_sampler_buffer, 1);
   hl_emit_rss(hl_sampler_buffer, 0, hl_read_rss());
+  if (hl_sample_bytes) hl_emit_sampling(hl_sampler_buffer, hl_sample_bytes);
   hl_buffer_flush(hl_sampler_buffer);
   atomic_store(&hl_state, HL_ON);
   return 0;
@@ -68,13 +70,14 @@ static void hl_end(int reason) {
   hl_pressure_quiesce();
   // Measured while recording: once it stops, frees no longer leave the live table first.
   struct hl_footprint footprint;
-  hl_footprint_measure(&footprint);
+  if (!hl_sample_bytes) hl_footprint_measure(&footprint);
   atomic_store(&hl_state, HL_STOPPING);
   hl_sampler_stop();
   hl_marks_poll(hl_sampler_buffer, hl_now());
   hl_emit_rss(hl_sampler_buffer, hl_now(), hl_read_rss());
   hl_lost_poll(hl_sampler_buffer, hl_now());
-  hl_footprint_write(hl_sampler_buffer, HL_FOOTPRINT_END, &footprint);
+  // Sampled, the live table holds the sampled blocks alone: no breakdown of RSS can be true.
+  if (!hl_sample_bytes) hl_footprint_write(hl_sampler_buffer, HL_FOOTPRINT_END, &footprint);
   hl_sampler_housekeeping();  // names the last Swift types, writes the final module map
   hl_flush_all(1);
   hl_unwind_report();

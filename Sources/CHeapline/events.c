@@ -123,6 +123,41 @@ HL_HOOK void hl_on_realloc(const struct hl_block *old, int had_old, void *ptr, s
   });
 }
 
+// Sampling mode (sampling.c): a sampled allocation, after the counts that include it.
+HL_HOOK void hl_sample_record_alloc(void *ptr, size_t size) {
+  HL_EVENT({
+    hl_live_prefetch((uint64_t)(uintptr_t)ptr);
+    hl_finish_pending(b);
+    uint64_t now = hl_now();
+    hl_counts_emit(b, &hl_tls.counts, now);
+    uint32_t stack = hl_capture_stack(b);
+    hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, now, stack, hl_tls.scope);
+  });
+}
+
+// Sampling mode: takes a block out of the live table; returns whether it was there. With
+// `emit` its FREE is written now; otherwise `out` gets the block, for hl_sample_emit_free.
+HL_HOOK int hl_sample_record_free(void *ptr, int emit, struct hl_block *out) {
+  int had = 0;
+  HL_EVENT({
+    struct hl_block blk;
+    had = hl_live_remove((uint64_t)(uintptr_t)ptr, &blk);
+    if (had && emit) {
+      hl_finish_pending(b);
+      hl_emit_free(b, hl_now(), blk.serial, blk.counter);
+    }
+    if (had && out) *out = blk;
+  });
+  return had;
+}
+
+HL_HOOK void hl_sample_emit_free(const struct hl_block *blk) {
+  HL_EVENT({
+    hl_finish_pending(b);
+    hl_emit_free(b, hl_now(), blk->serial, blk->counter);
+  });
+}
+
 // From a signal handler inside an event (hooks.c). Returns 0 when the queue is full: the call
 // then goes unrecorded, and is counted.
 HL_HOOK static int hl_defer(int kind, uint64_t addr, uint64_t size) {

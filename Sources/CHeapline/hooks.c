@@ -38,7 +38,10 @@ static inline int hl_should_record(void) {
 // interrupted the event: it is deferred to the event's end (events.c), never dropped.
 HL_HOOK static inline void *hl_allocated(void *p, size_t size) {
   if (HL_LIKELY(p != NULL)) {
-    if (hl_should_record()) hl_on_alloc(p, size);
+    if (hl_should_record()) {
+      if (HL_UNLIKELY(hl_sample_bytes)) hl_sample_alloc(p, size);
+      else hl_on_alloc(p, size);
+    }
     else if (HL_UNLIKELY(hl_tls.in_event) && !hl_tls.own && !hl_tls.internal) hl_defer_alloc(p, size);
   }
   return p;
@@ -48,14 +51,24 @@ HL_HOOK void *malloc(size_t size) { return hl_allocated(__libc_malloc(size), siz
 
 HL_HOOK void free(void *p) {
   if (!p) return;
-  if (hl_should_record()) hl_on_free(p);
-  else if (HL_UNLIKELY(hl_tls.in_event) && !hl_tls.own && !hl_tls.internal && hl_defer_free(p))
+  if (hl_should_record()) {
+    if (HL_UNLIKELY(hl_sample_bytes)) hl_sample_free(p);
+    else hl_on_free(p);
+  } else if (HL_UNLIKELY(hl_tls.in_event) && !hl_tls.own && !hl_tls.internal && hl_defer_free(p))
     return;  // freed once the event it interrupted is written
   __libc_free(p);
 }
 
 HL_HOOK void *calloc(size_t n, size_t size) {
   return hl_allocated(__libc_calloc(n, size), n * size);  // no overflow: calloc checked it
+}
+
+// A failed realloc leaves its block as it was: back into the live table it goes.
+HL_HOOK void hl_live_put_back(const struct hl_block *blk) {
+  hl_tls.guard++;
+  int ignored;
+  hl_live_insert(blk, NULL, &ignored);
+  hl_tls.guard--;
 }
 
 // realloc from a signal handler inside an event: a new block, a copy, and a deferred free, so
@@ -77,6 +90,11 @@ HL_HOOK void *realloc(void *old, size_t size) {
   if (HL_UNLIKELY(hl_tls.in_event) && !hl_tls.own && !hl_tls.internal && old) return hl_realloc_deferred(old, size);
   if (!hl_should_record()) return __libc_realloc(old, size);
   if (!old) return malloc(size);
+  if (HL_UNLIKELY(hl_sample_bytes)) {
+    if (size) return hl_sample_realloc(old, size);
+    free(old);  // what glibc's realloc(p, 0) does
+    return NULL;
+  }
   if (size == 0) {  // glibc frees the block and returns NULL
     hl_on_free(old);
     return __libc_realloc(old, 0);
@@ -89,12 +107,7 @@ HL_HOOK void *realloc(void *old, size_t size) {
   hl_tls.guard--;
   void *p = __libc_realloc(old, size);
   if (!p) {
-    if (had) {
-      hl_tls.guard++;
-      int ignored;
-      hl_live_insert(&blk, NULL, &ignored);
-      hl_tls.guard--;
-    }
+    if (had) hl_live_put_back(&blk);
     return NULL;
   }
   hl_on_realloc(&blk, had, p, size);

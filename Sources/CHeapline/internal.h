@@ -24,7 +24,8 @@ extern unsigned hl_depth;
 enum { HL_TAG_ALLOC = 1, HL_TAG_FREE = 2, HL_TAG_STACK = 3, HL_TAG_CATEGORY = 4,
        HL_TAG_MODULE = 5, HL_TAG_RSS = 6, HL_TAG_MARK = 7, HL_TAG_LOST = 8 };
 enum { HL_TAG_BACKING_ALLOC = 0x20, HL_TAG_BACKING_FREE = 0x21, HL_TAG_WARNING = 0x22,
-       HL_TAG_WARNING_RESPONSE = 0x23, HL_TAG_FOOTPRINT = 0x24, HL_TAG_MEMORY_LIMIT = 0x25 };
+       HL_TAG_WARNING_RESPONSE = 0x23, HL_TAG_FOOTPRINT = 0x24, HL_TAG_MEMORY_LIMIT = 0x25,
+       HL_TAG_SAMPLING = 0x26, HL_TAG_COUNTS = 0x27 };
 enum { HL_MARK_GENERATION = 1, HL_MARK_WARNING = 2 };
 enum { HL_CHUNK_EVENTS = 1, HL_CHUNK_TRAILER = 2 };
 enum { HL_END_EXIT = 0, HL_END_API = 1, HL_END_WRITE_FAILED = 2, HL_END_MEMORY_LIMIT = 3,
@@ -74,6 +75,7 @@ struct hl_buffer {
     uint32_t parent, id;
   } nodes[HL_NODE_CACHE];
   void *unwind;  // the unwinder's rules and previous stack (unwind.c), kept when reset
+  struct hl_counts *counts;  // its thread's counts in sampling mode, for a flusher; NULL if shared
 };
 _Static_assert(__builtin_offsetof(struct hl_buffer, inflight) == 40, "shared layout");
 _Static_assert(__builtin_offsetof(struct hl_buffer, pending) == 48, "shared layout");
@@ -90,6 +92,19 @@ struct hl_deferred {
   void *pcs[HL_DEFERRED_DEPTH];
 };
 
+// Sampling mode's exact per-thread counts (sampling.c). Only the thread adds to `total`; whoever
+// holds the thread's buffer writes what it added since `sent` as a COUNTS record.
+enum { HL_COUNT_ALLOCS, HL_COUNT_FREES, HL_COUNT_BYTES, HL_COUNT_USABLE_IN, HL_COUNT_USABLE_OUT,
+       HL_COUNT_FIELDS };
+struct hl_counts {
+  uint64_t total[HL_COUNT_FIELDS];
+  uint64_t sent[HL_COUNT_FIELDS];
+  uint64_t sent_time;
+  int64_t countdown;  // bytes until the next sample
+  uint64_t rng;       // 0 until the thread's first sampled-mode call
+  uint32_t ops;
+};
+
 // Per-thread state, in initial-exec TLS so that reaching it never calls malloc.
 struct hl_thread {
   int guard;  // non-zero while this thread is inside the shim: its allocations pass through
@@ -104,6 +119,7 @@ struct hl_thread {
   struct hl_buffer *buf;
   uint32_t scope;  // category of the innermost named scope, 0 when none
   uint32_t epoch;  // the recording `buf` belongs to
+  struct hl_counts counts;
 };
 extern __thread struct hl_thread hl_tls __attribute__((tls_model("initial-exec")));
 
@@ -149,6 +165,7 @@ void hl_emit_mark(struct hl_buffer *b, uint64_t time, int kind, const char *name
 void hl_buffer_flush(struct hl_buffer *b);  // writes the buffer as one chunk and empties it
 void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid);
 void hl_emit_lost(struct hl_buffer *b, uint64_t time, int reason, uint64_t count);
+void hl_emit_sampling(struct hl_buffer *b, uint64_t bytes);
 // Marks the record encoded since the last commit as whole (see struct hl_buffer).
 static inline void hl_commit_record(struct hl_buffer *b) {
   b->records++;
@@ -197,6 +214,16 @@ const char *hl_option(const char *name);  // NULL when unset
 size_t hl_options_export(char **out, size_t max);  // "NAME=value" for exec (exec.c)
 long hl_option_long(const char *name, long fallback, long min, long max);
 
+// sampling.c: HEAPLINE_SAMPLE_BYTES. Hidden, so that the hooks reach them without the PLT.
+#define HL_HIDDEN __attribute__((visibility("hidden")))
+extern HL_HIDDEN uint64_t hl_sample_bytes;  // 0 when every allocation is recorded
+void hl_sampling_begin(void);
+HL_HIDDEN void hl_sample_alloc(void *p, size_t size);
+HL_HIDDEN void hl_sample_free(void *p);
+HL_HIDDEN void *hl_sample_realloc(void *old, size_t size);
+void hl_counts_emit(struct hl_buffer *b, struct hl_counts *c, uint64_t now);
+void hl_counts_attach(struct hl_buffer *b);
+
 // fds.c: the shim's descriptors sit at the top of the program's range, close-on-exec.
 int hl_fd_park(int fd);
 
@@ -219,6 +246,7 @@ struct hl_block {
 void hl_live_init(void);
 void hl_live_insert(const struct hl_block *blk, struct hl_block *evicted, int *had_evicted);
 int hl_live_remove(uint64_t addr, struct hl_block *out);
+void hl_live_put_back(const struct hl_block *blk);  // hooks.c: after a failed realloc
 // Reads the first two words of a block that is still the allocation (serial, counter), holding
 // the block's shard so that no other thread can free it meanwhile. Returns 0 when it is gone.
 int hl_live_peek(uint64_t addr, uint32_t serial, uint64_t counter, uint64_t words[2]);

@@ -17,6 +17,7 @@ void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
   atomic_store(&b->inflight, 0);
   b->pending.valid = 0;
   b->cache_depth = 0;
+  b->counts = NULL;
   memset(b->nodes, 0, sizeof b->nodes);  // ids belong to the trace they were made for
 }
 
@@ -137,6 +138,15 @@ void hl_emit_mark(struct hl_buffer *b, uint64_t time, int kind, const char *name
   hl_put_u8(b, HL_TAG_MARK);
   hl_put_time(b, time);
   put_kind_and_name(b, kind, name, len);
+}
+
+// SAMPLING: at time 0, before any allocation, the mean bytes between samples.
+void hl_emit_sampling(struct hl_buffer *b, uint64_t bytes) {
+  hl_ensure(b, 1 + 2 * 10);
+  hl_put_u8(b, HL_TAG_SAMPLING);
+  hl_put_time(b, 0);
+  hl_put_varint(b, bytes);
+  hl_commit_record(b);
 }
 
 void hl_emit_lost(struct hl_buffer *b, uint64_t time, int reason, uint64_t count) {

@@ -46,8 +46,10 @@ static void hl_thread_exit(void *arg) {
     hl_drain(b);  // what a signal handler deferred since the thread's last event
     if (atomic_load(&hl_state) == HL_ON) {
       hl_finish_pending_for_flush(b);
+      if (b->counts) hl_counts_emit(b, b->counts, hl_now());  // its TLS goes with the thread
       hl_buffer_flush(b);
     }
+    b->counts = NULL;
     atomic_store_explicit(&b->state, HL_BUF_FREE, memory_order_release);
   }
   hl_tls.buf = NULL;
@@ -105,6 +107,7 @@ static struct hl_buffer *hl_attach(void) {
   }
   hl_buffer_reset(b, atomic_fetch_add(&hl_next_serial, 1), tid);
   b->many = 0;
+  hl_counts_attach(b);
   hl_tls.buf = b;
   hl_tls.own++;  // pthread_setspecific may calloc: the shim's own, never the program's
   if (hl_have_key) pthread_setspecific(hl_exit_key, b);
@@ -172,6 +175,7 @@ void hl_flush_all(int final) {
       uint32_t expected = HL_BUF_IDLE;
       if (atomic_compare_exchange_strong(&b->state, &expected, HL_BUF_FLUSHING)) {
         hl_finish_pending_for_flush(b);
+        if (b->counts) hl_counts_emit(b, b->counts, hl_now());
         hl_buffer_flush(b);
         atomic_store(&b->state, final ? HL_BUF_FREE : HL_BUF_IDLE);
         break;

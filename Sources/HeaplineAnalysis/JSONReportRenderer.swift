@@ -50,7 +50,20 @@ public struct JSONReportRenderer: ReportRenderer {
               mergedStacks: report.mergedStackCounts[stack.id])
           }
         ),
-      ] + Self.memoryMembers(report, style: style))
+      ] + Self.sampling(statistics.sampleWeight) + Self.memoryMembers(report, style: style))
+  }
+
+  /// Nothing for a full trace; for a sampled one, a `sampling` member that says which figures
+  /// are estimates.
+  private static func sampling(_ weight: SampleWeight?) -> [(String, JSONValue)] {
+    guard let weight else { return [] }
+    let sampling = JSONValue.object([
+      ("mean_bytes", .unsigned(weight.meanBytes)),
+      ("exact", .array([.string("totals")])),
+      ("estimated", .array([.string("categories"), .string("top_stacks")])),
+      ("live_bytes_are_usable_bytes", .bool(true)),
+    ])
+    return [("sampling", sampling)]
   }
 
   private static func trace(_ trace: TraceSummary) -> JSONValue {

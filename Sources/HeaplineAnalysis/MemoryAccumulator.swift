@@ -79,6 +79,8 @@ struct MemoryAccumulator {
       footprint = (event.time, value)
     case .limitExceeded(let limit):
       kill = MemoryLimitKill(time: event.time, limit: limit)
+    case .sampling, .counts:
+      break  // allocation figures: StatisticsAccumulator's
     }
   }
 

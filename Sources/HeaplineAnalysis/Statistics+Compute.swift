@@ -40,21 +40,25 @@ extension Statistics {
     metadata: TraceMetadata
   ) {
     let epoch = accumulator.peakEpoch
+    // A sampled trace's counters hold weights in fractions of an allocation.
+    let sampled = accumulator.sampleWeight != nil
+    func whole(_ count: UInt64) -> UInt64 { sampled ? SampleWeight.wholeCount(count) : count }
     let categories = zip(accumulator.categoryIDs, accumulator.categoryCounters).map {
       id, counter in
       let info = metadata.category(id)
       return CategoryStatistics(
         id: id, kind: info.kind, name: info.name, persistentBytes: counter.liveBytes,
-        persistentCount: counter.liveCount,
-        transientCount: counter.totalCount &- counter.liveCount, totalBytes: counter.totalBytes,
-        totalCount: counter.totalCount, bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch))
+        persistentCount: whole(counter.liveCount),
+        transientCount: whole(counter.totalCount) &- whole(counter.liveCount),
+        totalBytes: counter.totalBytes, totalCount: whole(counter.totalCount),
+        bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch))
     }
     let stacks = accumulator.stackIDs.indices.map { slot in
       let counter = accumulator.stackCounters[slot]
       return StackStatistics(
         id: accumulator.stackIDs[slot], frames: [],
         bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch), liveBytes: counter.liveBytes,
-        liveBlocks: counter.liveCount, allocationCount: counter.totalCount,
+        liveBlocks: whole(counter.liveCount), allocationCount: whole(counter.totalCount),
         totalBytes: counter.totalBytes, temporaryCount: accumulator.stackTemporaryCounts[slot],
         category: options.splitsStacksByCategory ? accumulator.stackCategories[slot] : nil)
     }
@@ -69,6 +73,7 @@ extension Statistics {
         metadata: metadata),
       totals: accumulator.totals, categories: categories.sorted(by: Self.ranksHigher),
       topStacks: topStacks, stackCount: stacks.count, modules: metadata.modules)
+    sampleWeight = accumulator.sampleWeight
     applyMemory(accumulator, metadata: metadata, options: options)
   }
 

@@ -40,6 +40,10 @@ public struct Statistics: Sendable {
   public var memoryWarnings: [MemoryWarningStatistics] = []
   /// The memory-limit kill that ended the recording, if one did.
   public var memoryLimitKill: MemoryLimitKill?
+  /// Set when the trace was recorded with `--sample-bytes`: then ``categories`` and
+  /// ``topStacks`` are estimates, scaled up from the sampled allocations, while ``totals`` are
+  /// exact (their live bytes are usable bytes, as `malloc_usable_size` gives them).
+  public var sampleWeight: SampleWeight?
 
   /// Creates statistics from their parts.
   public init(

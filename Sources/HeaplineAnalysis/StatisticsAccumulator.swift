@@ -40,6 +40,12 @@ struct StatisticsAccumulator {
   private(set) var lastEventTime: UInt64 = 0
   /// Backing stores, memory warnings, footprints and a memory-limit kill.
   private(set) var memory = MemoryAccumulator()
+  /// Set by a SAMPLING record: ALLOC and FREE then feed the stacks and categories, weighted,
+  /// and the totals come from COUNTS records alone.
+  private(set) var sampleWeight: SampleWeight?
+  /// Live blocks and usable bytes by COUNTS records, signed: one thread's frees may be counted
+  /// before another's allocations of the same blocks.
+  private var countedLive: (bytes: Int64, blocks: Int64) = (0, 0)
 
   /// A pass that counts each stack as one (`splitsCategories` false) or each of its
   /// categories apart.
@@ -60,8 +66,35 @@ struct StatisticsAccumulator {
       memory.sampleRSS(sample, mallocLiveBytes: totals.liveBytes, blocks: totals.liveBlocks)
     case .mark: totals.markCount &+= 1
     case .backingStore(let store): memory.apply(store)
-    case .memory(let event): memory.apply(event)
+    case .memory(let event):
+      switch event.detail {
+      case .sampling(let meanBytes) where meanBytes > 0:
+        sampleWeight = SampleWeight(meanBytes: meanBytes)
+      case .counts(let counts): count(counts, time: event.time)
+      default: memory.apply(event)
+      }
     }
+  }
+
+  /// A sampled trace's exact totals.
+  private mutating func count(_ counts: AllocationCounts, time: UInt64) {
+    totals.allocationCount &+= counts.allocations
+    totals.freeCount &+= counts.frees
+    totals.allocatedBytes &+= counts.requestedBytes
+    totals.freedBytes &+= counts.usableBytesFreed
+    countedLive.bytes &+= Int64(bitPattern: counts.usableBytesAllocated &- counts.usableBytesFreed)
+    countedLive.blocks &+= Int64(bitPattern: counts.allocations &- counts.frees)
+    totals.liveBytes = UInt64(max(0, countedLive.bytes))
+    totals.liveBlocks = UInt64(max(0, countedLive.blocks))
+    notePeak(time: time)
+  }
+
+  private mutating func notePeak(time: UInt64) {
+    guard totals.liveBytes > totals.peakLiveBytes else { return }
+    totals.peakLiveBytes = totals.liveBytes
+    totals.peakLiveBlocks = totals.liveBlocks
+    totals.peakTime = time
+    peakEpoch &+= 1
   }
 
   private mutating func allocate(_ alloc: AllocationEvent) {
@@ -74,19 +107,16 @@ struct StatisticsAccumulator {
     // An id that is still live means a damaged or duplicated record: retire the old block so
     // the live figures stay consistent.
     if let previous = live.insert(alloc.id, block) { retire(previous) }
+    let (bytes, count) = weigh(alloc.size)
+    stackCounters[Int(block.stackSlot)].allocate(bytes, count: count, epoch: peakEpoch)
+    categoryCounters[Int(block.categorySlot)].allocate(bytes, count: count, epoch: peakEpoch)
+    guard sampleWeight == nil else { return }  // the totals are the COUNTS records'
     lastAllocation = (alloc.id, block.stackSlot)
-    stackCounters[Int(block.stackSlot)].allocate(alloc.size, epoch: peakEpoch)
-    categoryCounters[Int(block.categorySlot)].allocate(alloc.size, epoch: peakEpoch)
     totals.allocationCount &+= 1
     totals.allocatedBytes &+= alloc.size
     totals.liveBytes &+= alloc.size
     totals.liveBlocks &+= 1
-    if totals.liveBytes > totals.peakLiveBytes {
-      totals.peakLiveBytes = totals.liveBytes
-      totals.peakLiveBlocks = totals.liveBlocks
-      totals.peakTime = alloc.time
-      peakEpoch &+= 1
-    }
+    notePeak(time: alloc.time)
   }
 
   private mutating func release(_ free: FreeEvent) {
@@ -96,17 +126,26 @@ struct StatisticsAccumulator {
     lastAllocation = nil
     guard let block = live.remove(free.id) else {
       // Allocated before recording began (or in a chunk lost to a crash): nothing to undo.
-      totals.unmatchedFreeCount &+= 1
+      if sampleWeight == nil { totals.unmatchedFreeCount &+= 1 }
       return
     }
     retire(block)
+    guard sampleWeight == nil else { return }  // the totals are the COUNTS records'
     totals.freeCount &+= 1
     totals.freedBytes &+= block.size
   }
 
+  /// A block's bytes and count in the counters: itself, or what a sample stands for.
+  private func weigh(_ size: UInt64) -> (bytes: UInt64, count: UInt64) {
+    guard let weight = sampleWeight else { return (size, 1) }
+    return (weight.bytes(size), weight.scaledCount(size))
+  }
+
   private mutating func retire(_ block: LiveBlock) {
-    stackCounters[Int(block.stackSlot)].release(block.size, epoch: peakEpoch)
-    categoryCounters[Int(block.categorySlot)].release(block.size, epoch: peakEpoch)
+    let (bytes, count) = weigh(block.size)
+    stackCounters[Int(block.stackSlot)].release(bytes, count: count, epoch: peakEpoch)
+    categoryCounters[Int(block.categorySlot)].release(bytes, count: count, epoch: peakEpoch)
+    guard sampleWeight == nil else { return }
     totals.liveBytes &-= block.size
     totals.liveBlocks &-= 1
   }

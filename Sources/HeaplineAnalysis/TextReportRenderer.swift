@@ -26,7 +26,8 @@ public struct TextReportRenderer: ReportRenderer {
   public func render(_ report: StatisticsReport) throws -> String {
     let statistics = report.statistics
     var lines = headerLines(statistics.trace)
-    lines += [""] + totalsLines(statistics.totals)
+    if let weight = statistics.sampleWeight { lines.append(Self.samplingLine(weight)) }
+    lines += [""] + totalsLines(statistics.totals, sampled: statistics.sampleWeight != nil)
     lines += [""] + categoryLines(statistics.categories)
     lines += Self.memoryLines(statistics)
     lines += [""] + stackLines(report)
@@ -66,7 +67,15 @@ public struct TextReportRenderer: ReportRenderer {
     return lines
   }
 
-  private func totalsLines(_ totals: AllocationTotals) -> [String] {
+  /// What a sampled trace's figures are: the totals counted, the rest estimated.
+  static func samplingLine(_ weight: SampleWeight) -> String {
+    "  Sampled, one allocation every \(Self.count(weight.meanBytes, "byte")) on average: totals"
+      + " are exact (live bytes are usable bytes; the peak is the largest that the per-thread"
+      + " counts, written every millisecond, show); categories and stacks are estimates"
+  }
+
+  /// A sampled trace's frees are counted in usable bytes, and its peak at the counters' pace.
+  private func totalsLines(_ totals: AllocationTotals, sampled: Bool) -> [String] {
     var table = TextTable(header: [], leftAligned: [0, 2])
     table.append(["Allocations", Self.count(totals.allocationCount), ""])
     table.append(["Frees", Self.count(totals.freeCount), ""])
@@ -79,7 +88,10 @@ public struct TextReportRenderer: ReportRenderer {
     table.append([
       "Bytes allocated", Self.bytes(totals.allocatedBytes), Self.human(totals.allocatedBytes),
     ])
-    table.append(["Bytes freed", Self.bytes(totals.freedBytes), Self.human(totals.freedBytes)])
+    table.append([
+      sampled ? "Usable bytes freed" : "Bytes freed", Self.bytes(totals.freedBytes),
+      Self.human(totals.freedBytes),
+    ])
     let peakTime = totals.peakTime.map { "at \(TimeText.duration($0))" }
     table.append([
       "Peak live", Self.bytes(totals.peakLiveBytes),

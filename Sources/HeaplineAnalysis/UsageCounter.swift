@@ -13,18 +13,19 @@ struct UsageCounter {
   private var savedEpoch: UInt64 = 0
   private var savedBytes: UInt64 = 0
 
-  mutating func allocate(_ size: UInt64, epoch: UInt64) {
+  /// `count` is 1, or a sampled trace's weight in 1/``SampleWeight/countScale``ths.
+  mutating func allocate(_ size: UInt64, count: UInt64 = 1, epoch: UInt64) {
     saveIfNeeded(epoch: epoch)
     liveBytes &+= size
-    liveCount &+= 1
+    liveCount &+= count
     totalBytes &+= size
-    totalCount &+= 1
+    totalCount &+= count
   }
 
-  mutating func release(_ size: UInt64, epoch: UInt64) {
+  mutating func release(_ size: UInt64, count: UInt64 = 1, epoch: UInt64) {
     saveIfNeeded(epoch: epoch)
     liveBytes &-= size
-    liveCount &-= 1
+    liveCount &-= count
   }
 
   /// Live bytes at the peak that opened `finalEpoch`.

@@ -226,4 +226,25 @@ extension ChunkBuilder {
     payload.appendVarint(limit.limitBytes)
     recordCount += 1
   }
+
+  /// Appends a SAMPLING record (time 0): the trace samples one allocation every `meanBytes`.
+  public mutating func sampling(meanBytes: UInt64) {
+    payload.appendUInt8(RecordTag.sampling.rawValue)
+    payload.appendVarint(delta(to: 0))
+    payload.appendVarint(meanBytes)
+    recordCount += 1
+  }
+
+  /// Appends a COUNTS record: a thread's calls since its previous one, in sampling mode.
+  public mutating func counts(at time: UInt64, _ counts: AllocationCounts) {
+    payload.appendUInt8(RecordTag.counts.rawValue)
+    payload.appendVarint(delta(to: time))
+    for value in [
+      counts.allocations, counts.frees, counts.requestedBytes, counts.usableBytesAllocated,
+      counts.usableBytesFreed,
+    ] {
+      payload.appendVarint(value)
+    }
+    recordCount += 1
+  }
 }

@@ -128,7 +128,7 @@ extension ChunkCursor {
       try LeakRecords.decode(tag, from: &cursor, into: &metadata)
     case .backingAlloc, .backingFree:
       return .backingStore(try decodeBackingStore(isAllocation: tag == .backingAlloc))
-    case .warning, .warningResponse, .footprint, .memoryLimit:
+    case .warning, .warningResponse, .footprint, .memoryLimit, .sampling, .counts:
       return .memory(try decodeMemory(tag))
     }
     return nil
@@ -224,6 +224,14 @@ extension ChunkCursor {
           mallocLiveBytes: try cursor.readVarint(), mallocUsableBytes: try cursor.readVarint(),
           mallocLiveBlocks: try cursor.readVarint(), backingStoreBytes: try cursor.readVarint(),
           allocatorFreeBytes: try cursor.readVarint()))
+    case .sampling:
+      detail = .sampling(meanBytes: try cursor.readVarint())
+    case .counts:
+      detail = .counts(
+        AllocationCounts(
+          allocations: try cursor.readVarint(), frees: try cursor.readVarint(),
+          requestedBytes: try cursor.readVarint(), usableBytesAllocated: try cursor.readVarint(),
+          usableBytesFreed: try cursor.readVarint()))
     default:
       let footprint = try cursor.readVarint()
       detail = .limitExceeded(

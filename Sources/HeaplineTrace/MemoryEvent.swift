@@ -18,6 +18,11 @@ public struct MemoryEvent: Hashable, Sendable {
     case footprint(Footprint)
     /// A MEMORY_LIMIT record: the footprint crossed the budget and the process was killed.
     case limitExceeded(MemoryLimitExceeded)
+    /// A SAMPLING record, at time 0: the trace samples allocations, on average one every this
+    /// many bytes allocated, and its ALLOC and FREE records are the sampled blocks'.
+    case sampling(meanBytes: UInt64)
+    /// A COUNTS record: every allocation and free of one thread since its previous one.
+    case counts(AllocationCounts)
   }
 
   /// Nanoseconds since the trace's start time.

@@ -65,4 +65,6 @@ enum RecordTag: UInt8 {
   case warningResponse = 0x23
   case footprint = 0x24
   case memoryLimit = 0x25
+  case sampling = 0x26
+  case counts = 0x27
 }

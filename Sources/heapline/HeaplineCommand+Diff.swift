@@ -64,7 +64,8 @@ extension HeaplineCommand {
       let text: String
       if files.count == 1 {
         let growth = try Growth(
-          reader: TraceInput.open(files[0]), from: MarkReference(from ?? "start"),
+          reader: TraceInput.openFull(files[0], for: "diff --from/--to"),
+          from: MarkReference(from ?? "start"),
           to: MarkReference(to ?? "end"))
         let report = GrowthReport(growth: growth, symbolizer: symbolizer, stackLimit: limit)
         text = format == .text ? report.text(path: files[0], style: frames.style) : report.csv()

@@ -74,7 +74,12 @@ extension HeaplineCommand {
         }
         rules = try LeakSuppressions(data: data, source: suppressions)
       }
-      _ = try TraceInput.open(file)  // the warning for a trace cut short
+      let reader = try TraceInput.open(file)  // the warning for a trace cut short
+      if let bytes = try reader.sampleMeanBytes() {
+        throw ValidationError(
+          "'\(file)' has no leak scan: it was recorded with --sample-bytes \(bytes), which keeps"
+            + " only the sampled blocks, and a scan needs every live block")
+      }
       let report = try LeakReport.read(
         path: file, scan: scan, suppressions: rules, defaultSuppressions: defaultSuppressions,
         symbolizer: try frames.symbolizer(symbolize, traces: [file]))

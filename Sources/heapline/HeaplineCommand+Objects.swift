@@ -40,7 +40,7 @@ extension HeaplineCommand {
     }
 
     func run() throws {
-      let reader = try TraceInput.open(file)
+      let reader = try TraceInput.openFull(file, for: "objects")
       let options = ObjectListOptions(
         category: category,
         liveAt: liveAt.map { .nanoseconds(Int64(TraceInput.nanoseconds(seconds: $0))) })

@@ -50,6 +50,13 @@ extension HeaplineCommand {
         valueName: "signal-number"))
     var markSignal: Int32 = 0
 
+    @Option(
+      help: ArgumentHelp(
+        "Sample allocations: one every BYTES allocated on average, with its stack; every call is"
+          + " still counted. Figures per stack and category are then estimates. No leak scan.",
+        valueName: "bytes"))
+    var sampleBytes: UInt64?
+
     @OptionGroup(title: "Memory warnings and budget")
     var memory: MemoryPressureOptions
 
@@ -80,6 +87,16 @@ extension HeaplineCommand {
         throw ValidationError("a trace is binary and cannot go to standard output: give -o FILE")
       }
       try SignalOption.check(markSignal, option: "--mark-signal")
+      if let bytes = sampleBytes {
+        guard (1...(1 << 40)).contains(bytes) else {
+          throw ValidationError("--sample-bytes must be from 1 to 2^40, not \(bytes)")
+        }
+        if leakScans.isAsked {
+          throw ValidationError(
+            "--sample-bytes cannot be combined with a leak scan (--leaks, --leaks-every,"
+              + " --leaks-signal): a scan needs every live block, and sampling keeps few")
+        }
+      }
       // One signal, one meaning
       let chosen = [
         ("--mark-signal", markSignal), ("--warn-signal", memory.warnSignal),
@@ -112,7 +129,8 @@ extension HeaplineCommand {
         environment["HEAPLINE_MARK_EVERY_MS"] = String(Int((every * 1000).rounded()))
       }
       environment.merge(try memory.environment()) { $1 }
-      environment.merge(leakScans.environment()) { $1 }
+      environment.merge(leakScans.environment(sampling: sampleBytes != nil)) { $1 }
+      if let bytes = sampleBytes { environment["HEAPLINE_SAMPLE_BYTES"] = String(bytes) }
       let status: ChildProcess.Status
       do {
         status = try ChildProcess.run(

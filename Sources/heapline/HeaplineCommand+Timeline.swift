@@ -51,7 +51,7 @@ extension HeaplineCommand {
     }
 
     func run() throws {
-      let reader = try TraceInput.open(file)
+      let reader = try TraceInput.openFull(file, for: "timeline")
       let options = try TimelineOptions(
         intervalNanoseconds: UInt64((interval * 1e6).rounded()),
         grouping: by == .total ? .total : .categories(top: categories))

@@ -31,7 +31,7 @@ extension HeaplineCommand {
     }
 
     func run() throws {
-      let reader = try TraceInput.open(file)
+      let reader = try TraceInput.openFull(file, for: "view")
       var sink = try FileOutput(path: output, inputs: [file])
       var options = HTMLPageOptions()
       options.frameStyle = frames.style

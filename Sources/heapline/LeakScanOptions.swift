@@ -9,7 +9,10 @@ struct LeakScanOptions: ParsableArguments {
   @Flag(
     inversion: .prefixedNo,
     help: "Scan for leaks when the program exits (read them with `heapline leaks`).")
-  var leaks = true
+  var leaks: Bool?
+
+  /// Whether a leak scan option was given, `--leaks` included: sampling refuses them.
+  var isAsked: Bool { leaks == true || leaksEvery != nil || leaksSignal != 0 }
 
   @Option(help: ArgumentHelp("Also scan for leaks every SECONDS.", valueName: "seconds"))
   var leaksEvery: Double?
@@ -29,9 +32,12 @@ struct LeakScanOptions: ParsableArguments {
   }
 
   /// HEAPLINE_LEAKS_AT_EXIT, HEAPLINE_LEAKS_EVERY_MS and HEAPLINE_LEAKS_SIGNAL.
-  func environment() -> [String: String] {
+  /// With `sampling`, every scan is off.
+  func environment(sampling: Bool = false) -> [String: String] {
+    if sampling { return ["HEAPLINE_LEAKS_AT_EXIT": "0", "HEAPLINE_LEAKS_SIGNAL": "0"] }
     var environment = [
-      "HEAPLINE_LEAKS_AT_EXIT": leaks ? "1" : "0", "HEAPLINE_LEAKS_SIGNAL": String(leaksSignal),
+      "HEAPLINE_LEAKS_AT_EXIT": leaks ?? true ? "1" : "0",
+      "HEAPLINE_LEAKS_SIGNAL": String(leaksSignal),
     ]
     if let every = leaksEvery {
       environment["HEAPLINE_LEAKS_EVERY_MS"] = String(max(1, Int((every * 1000).rounded())))

@@ -14,6 +14,18 @@ enum TraceInput {
     return reader
   }
 
+  /// Opens `path` for an analysis that needs every block (`command` names it), which a trace
+  /// recorded with `--sample-bytes` does not hold: its figures would be the samples' alone.
+  static func openFull(_ path: String, for command: String) throws -> TraceReader {
+    let reader = try open(path)
+    if let bytes = try reader.sampleMeanBytes() {
+      throw ValidationError(
+        "\(command) needs every block, and '\(path)' was recorded with --sample-bytes \(bytes):"
+          + " use `heapline report` for its exact totals and estimated stacks")
+    }
+    return reader
+  }
+
   /// Whole nanoseconds in `seconds`, which `validate()` has checked to be from 0 to 1e9.
   static func nanoseconds(seconds: Double) -> UInt64 {
     UInt64((seconds * 1e9).rounded())

@@ -1,0 +1,155 @@
+import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
+import Testing
+
+/// `heapline record --sample-bytes`: exact totals from the counters, unbiased estimates per
+/// stack and per category, and no leak scan.
+@Suite struct SamplingTests {
+  /// The fixture's three stacks: blocks of one size each, made `count` times.
+  struct Stack {
+    var function: String
+    var size: UInt64
+    var count: UInt64
+    var bytes: UInt64 { size * count }
+  }
+
+  // About 3,000 samples a stack at 64 KiB: an estimate's relative error is then under 2 %
+  // (one standard deviation), so 10 % is more than 5 of them away.
+  static let stacks = [
+    Stack(function: "small_blocks", size: 64, count: 3_000_000),
+    Stack(function: "medium_blocks", size: 4000, count: 50_000),
+    Stack(function: "large_blocks", size: 200 * 1024, count: 1_000),
+  ]
+  static let kept: UInt64 = 16  // blocks each stack leaves live
+
+  func record(_ arguments: [String] = [], in dir: URL) throws -> (URL, Harness.Result) {
+    let program = try Harness.fixture("sampled", in: dir)
+    let trace = dir.appendingPathComponent("sampled.trace")
+    let counts = Self.stacks.map { String($0.count) }
+    let result = try Harness.heapline(
+      ["record", "-o", trace.path, "--sample-bytes", "65536"] + arguments + ["--", program]
+        + counts)
+    return (trace, result)
+  }
+
+  @Test func totalsAreExactAndEachStacksBytesAreEstimatedWithinTenPercent() throws {
+    // Given a program that allocates 600 MB from three functions, a third each
+    let dir = try Harness.temporaryDirectory()
+    let (trace, result) = try record(in: dir)
+    #expect(result.status == 0)
+    let usable = try #require(
+      UInt64(result.stdout.replacingOccurrences(of: "live usable ", with: "").trimmed))
+    // Then the totals are the program's, exactly, from the counters
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    let allocations = Self.stacks.reduce(0) { $0 + $1.count }
+    #expect(stats.sampleWeight?.meanBytes == 65536)
+    #expect(stats.totals.allocationCount == allocations)
+    #expect(stats.totals.freeCount == allocations - 3 * Self.kept)
+    #expect(stats.totals.allocatedBytes == Self.stacks.reduce(0) { $0 + $1.bytes })
+    #expect(stats.totals.liveBlocks == 3 * Self.kept)
+    #expect(stats.totals.liveBytes == usable)
+    // And each stack's allocated bytes, scaled up from its samples, is within 10 % of the truth
+    let report = try Harness.heapline(
+      ["report", trace.path, "--format", "json", "--sort", "allocated", "--top", "10"])
+    #expect(report.status == 0)
+    let json = try #require(
+      JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
+    let sampling = try #require(json["sampling"] as? [String: Any])
+    #expect(sampling["mean_bytes"] as? Int == 65536)
+    let top = try #require(json["top_stacks"] as? [[String: Any]])
+    for stack in Self.stacks {
+      let entry = try #require(
+        top.first { entry in
+          (entry["frames"] as? [[String: Any]] ?? []).contains {
+            $0["function"] as? String == stack.function
+          }
+        }, "no stack for \(stack.function)")
+      let estimate = Double(try #require(entry["total_bytes"] as? Int))
+      let error = abs(estimate - Double(stack.bytes)) / Double(stack.bytes)
+      #expect(error < 0.10, "\(stack.function): \(estimate) for \(stack.bytes)")
+    }
+  }
+
+  @Test func everyMemberOfTheMallocFamilyIsCountedExactlyWhenSampled() throws {
+    // Given the fixture that calls each member of the family once or more (RecordTests has its
+    // figures), sampled every 64 bytes, so that most calls are sampled and some are not
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("family", in: dir)
+    let trace = dir.appendingPathComponent("family.trace")
+    let result = try Harness.heapline(
+      ["record", "-o", trace.path, "--sample-bytes", "64", "--", program])
+    #expect(result.status == 0)
+    // Then the counts are the full trace's: 12 allocations of 9,228 bytes, 5 frees, 7 live
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    #expect(stats.totals.allocationCount == 12)
+    #expect(stats.totals.freeCount == 5)
+    #expect(stats.totals.allocatedBytes == 9_228)
+    #expect(stats.totals.liveBlocks == 7)
+  }
+
+  @Test(arguments: ["threads", "briefthreads"])
+  func threadsCountsReachTheTraceAsAFullRecordingCountsThem(fixture: String) throws {
+    // Given threads that allocate, free each other's blocks and exit (threads), or make ten
+    // calls each and exit (briefthreads), recorded in full and sampled every MiB
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture(fixture, in: dir)
+    var totals: [AllocationTotals] = []
+    for sampling in [[], ["--sample-bytes", "1048576"]] {
+      let trace = dir.appendingPathComponent("\(fixture)\(sampling.count).trace")
+      let result = try Harness.heapline(
+        ["record", "--no-symbols", "-o", trace.path] + sampling + ["--", program])
+      #expect(result.status == 0)
+      totals.append(try Statistics(reader: TraceReader(path: trace.path)).totals)
+    }
+    // Then the sampled counts are the full trace's, every thread's included
+    #expect(totals[1].allocationCount == totals[0].allocationCount)
+    #expect(totals[1].freeCount == totals[0].freeCount)
+    #expect(totals[1].allocatedBytes == totals[0].allocatedBytes)
+    #expect(totals[1].liveBlocks == totals[0].liveBlocks)
+  }
+
+  @Test func theReportSaysWhichFiguresAreEstimates() throws {
+    let dir = try Harness.temporaryDirectory()
+    let (trace, _) = try record(in: dir)
+    let report = try Harness.heapline(["report", trace.path, "--no-symbolize"])
+    #expect(report.status == 0)
+    #expect(
+      report.stdout.contains(
+        "Sampled, one allocation every 65,536 bytes on average: totals are exact (live bytes are"
+          + " usable bytes; the peak is the largest that the per-thread counts, written every"
+          + " millisecond, show); categories and stacks are estimates"))
+    #expect(report.stdout.contains("Usable bytes freed"))
+    // The analyses that need every block say so, in one line, and fail
+    for command in ["timeline", "objects", "view"] {
+      let refused = try Harness.heapline([
+        command, trace.path, "-o", dir.appendingPathComponent(command).path,
+      ])
+      #expect(refused.status == 2)
+      #expect(refused.stderr.contains("\(command) needs every block"))
+    }
+  }
+
+  @Test func aLeakScanIsRefusedWhenAskedForAndLeaksSaysTheTraceHasNone() throws {
+    let dir = try Harness.temporaryDirectory()
+    // Asked for both: a one-line usage error, and the program does not run
+    let (_, refused) = try record(["--leaks"], in: dir)
+    #expect(refused.status == 64)
+    #expect(refused.stderr.contains("--sample-bytes cannot be combined with a leak scan"))
+    let (_, everyRefused) = try record(["--leaks-every", "1"], in: dir)
+    #expect(everyRefused.status == 64)
+    // Not asked: sampling turns the scan at exit off, and `leaks` says why there is none
+    let (trace, result) = try record(in: dir)
+    #expect(result.status == 0)
+    let leaks = try Harness.heapline(["leaks", trace.path])
+    #expect(leaks.status == 2)
+    #expect(
+      leaks.stderr.contains(
+        "has no leak scan: it was recorded with --sample-bytes 65536, which keeps only the"
+          + " sampled blocks"))
+  }
+}
+
+extension String {
+  fileprivate var trimmed: String { trimmingCharacters(in: .whitespacesAndNewlines) }
+}
