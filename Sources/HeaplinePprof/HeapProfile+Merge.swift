@@ -61,9 +61,12 @@ extension HeapProfile {
   public var runComments: [String] {
     runs.enumerated().map { number, run in
       let when = run.peakTime.map { " at \(TimeText.duration($0))" } ?? ""
+      let sampled = run.sampleMeanBytes.map {
+        "; sampled every \(ByteCountText.grouped($0)) bytes on average: its figures are estimates"
+      }
       return
         "run \(number + 1) of \(runs.count): \(run.path), peak \(ByteCountText.grouped(run.peakLiveBytes)) bytes live"
-        + when
+        + when + (sampled ?? "")
     }
   }
 

@@ -44,6 +44,9 @@ public struct HeapProfile: Sendable {
     public var peakLiveBytes: UInt64
     /// When that peak was, in nanoseconds since its start; `nil` without allocations.
     public var peakTime: UInt64?
+    /// The mean bytes between samples when the run was recorded with `--sample-bytes`: its
+    /// samples' figures are then estimates. `nil` for a full recording.
+    public var sampleMeanBytes: UInt64? = nil
   }
 
   /// The samples: one per stack and category.
@@ -94,7 +97,8 @@ public struct HeapProfile: Sendable {
         path: trace.path, modules: statistics.modules,
         startNanoseconds: trace.startRealtimeNanoseconds,
         durationNanoseconds: trace.durationNanoseconds,
-        peakLiveBytes: statistics.totals.peakLiveBytes, peakTime: statistics.totals.peakTime)
+        peakLiveBytes: statistics.totals.peakLiveBytes, peakTime: statistics.totals.peakTime,
+        sampleMeanBytes: statistics.sampleWeight?.meanBytes)
     ]
   }
 }

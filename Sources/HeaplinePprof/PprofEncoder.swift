@@ -50,6 +50,9 @@ public enum PprofEncoder {
     periodType.type = tables.string("space")
     periodType.unit = tables.string("bytes")
     message.periodType = periodType
+    // pprof's period: the bytes between samples, when every run was sampled alike.
+    let means = Set(profile.runs.map(\.sampleMeanBytes))
+    if means.count == 1, let mean = means.first ?? nil { message.period = Int64(clamping: mean) }
     let categoryKey = tables.string(categoryLabel)
     message.sample = profile.samples.map { sample in
       var encoded = Perftools_Profiles_Sample()

@@ -58,6 +58,7 @@ import Testing
     let sampling = try #require(json["sampling"] as? [String: Any])
     #expect(sampling["mean_bytes"] as? Int == 65536)
     let top = try #require(json["top_stacks"] as? [[String: Any]])
+    var estimates: [String: Int] = [:]
     for stack in Self.stacks {
       let entry = try #require(
         top.first { entry in
@@ -68,6 +69,18 @@ import Testing
       let estimate = Double(try #require(entry["total_bytes"] as? Int))
       let error = abs(estimate - Double(stack.bytes)) / Double(stack.bytes)
       #expect(error < 0.10, "\(stack.function): \(estimate) for \(stack.bytes)")
+      estimates[stack.function] = Int(estimate)
+    }
+    // And its pprof export holds the same estimates, with the sampling period, and says so
+    guard GoPprof.go != nil else { return }
+    let profile = try PprofExportTests.export([trace.path], name: "sampled")
+    #expect(try GoPprof.run(["-raw"], profile: profile).contains("Period: 65536"))
+    let comments = try GoPprof.run(["-comments"], profile: profile)
+    #expect(comments.contains("sampled every 65,536 bytes on average: its figures are estimates"))
+    let samples = try GoPprof.traces(profile, type: "alloc_space")
+    for (function, estimate) in estimates {
+      let exported = samples.filter { $0.frames.contains(function) }.reduce(0) { $0 + $1.value }
+      #expect(exported == estimate, "\(function) in pprof")
     }
   }
 
