@@ -21,6 +21,12 @@ struct LeakScanOptions: ParsableArguments {
       valueName: "signal-number"))
   var leaksSignal: Int32 = 0
 
+  @Flag(
+    help: ArgumentHelp(
+      "Keep each leak scan's reachability graph, for `heapline retainers` (what keeps an"
+        + " object alive)."))
+  var graph = false
+
   func validate() throws {
     if let every = leaksEvery, !(every >= 0.01 && every < 1e6) {
       throw ValidationError("--leaks-every must be a number of seconds from 0.01, not \(every)")
@@ -28,10 +34,12 @@ struct LeakScanOptions: ParsableArguments {
     try SignalOption.check(leaksSignal, option: "--leaks-signal")
   }
 
-  /// HEAPLINE_LEAKS_AT_EXIT, HEAPLINE_LEAKS_EVERY_MS and HEAPLINE_LEAKS_SIGNAL.
+  /// HEAPLINE_LEAKS_AT_EXIT, HEAPLINE_LEAKS_EVERY_MS, HEAPLINE_LEAKS_SIGNAL and
+  /// HEAPLINE_LEAKS_GRAPH.
   func environment() -> [String: String] {
     var environment = [
       "HEAPLINE_LEAKS_AT_EXIT": leaks ? "1" : "0", "HEAPLINE_LEAKS_SIGNAL": String(leaksSignal),
+      "HEAPLINE_LEAKS_GRAPH": graph ? "1" : "0",
     ]
     if let every = leaksEvery {
       environment["HEAPLINE_LEAKS_EVERY_MS"] = String(max(1, Int((every * 1000).rounded())))
