@@ -119,9 +119,11 @@ static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, ui
     hl_roots_scan(&s, modules, &w, regs, nregs, sp, program_thread, untracked);
     hl_scan_finish(&s);
     err = collect(&s, r);
-    if (!err && s.graph && hl_graph_collect(&s, &r->graph)) hl_graph_release(&r->graph);
     hl_world_resume(&w);
     r->info.stop_ns = hl_monotonic_ns() - stopped_at;
+    // The graph is copied with the world running again: the live table's locks, still held,
+    // keep every block from being freed (a free waits for them before the real free).
+    if (!err && s.graph && hl_graph_collect(&s, &r->graph)) hl_graph_release(&r->graph);
     r->info.flags = (untracked ? HL_SCAN_UNTRACKED : 0) |
                     (w.unresponsive ? HL_SCAN_UNRESPONSIVE : 0);
     r->info.threads_stopped = w.stopped;

@@ -166,7 +166,7 @@ struct hl_graph_result {
   struct hl_graph_node *nodes;
   uint32_t root_count, node_count, node_capacity;
 };
-int hl_graph_collect(struct hl_scan *s, struct hl_graph_result *r);  // with the world stopped
+int hl_graph_collect(struct hl_scan *s, struct hl_graph_result *r);  // live table locked
 void hl_graph_release(struct hl_graph_result *r);
 void hl_emit_leak_graph(struct hl_buffer *b, uint32_t scan, const struct hl_graph_result *r);
 

@@ -19,8 +19,9 @@ public struct Retainers: Sendable {
     /// The global's symbol (`MyApp.cache`, a C global's name, or `module+0x3230` without
     /// one); `thread 1234` for a stack, registers or TLS; the region's address otherwise.
     public var name: String
-    /// Where the pointer lies in the root: its offset in the global or the registered region,
-    /// or the register's number times 8; `nil` for a stack or TLS, whose layout changes.
+    /// Where the pointer lies in the root: its offset in the global's symbol or the registered
+    /// region, or the register's number times 8; `nil` for a stack or TLS, whose layout
+    /// changes, and for a global without a symbol, whose name holds its address.
     public var offset: UInt64?
   }
 
@@ -110,10 +111,10 @@ public struct Retainers: Sendable {
         return Root(kind: .global, name: symbol.name, offset: symbol.offset)
       }
       guard let module = metadata.modules.last(where: { $0.contains(address) }) else {
-        return Root(kind: .global, name: "0x" + String(address, radix: 16), offset: 0)
+        return Root(kind: .global, name: "0x" + String(address, radix: 16), offset: nil)
       }
       let name = module.name + "+0x" + String(module.fileAddress(of: address), radix: 16)
-      return Root(kind: .global, name: name, offset: 0)
+      return Root(kind: .global, name: name, offset: nil)
     case .stack, .threadLocal:
       return Root(kind: root.kind, name: "thread \(root.thread)", offset: nil)
     case .registers:

@@ -37,8 +37,11 @@ enum ReachabilityRecords {
       let parent = try cursor.readVarint()
       let offset = try cursor.readVarint()
       try graphless(id, metadata)
-      let graph = metadata.leakScans[id]!.graph!
-      let (nodes, roots) = (UInt64(graph.nodes.count), UInt64(graph.roots.count))
+      // Only the counts are read: a copy of the graph held across the append below would share
+      // its arrays, and every append would copy them whole (quadratic in a big graph).
+      let (nodes, roots) = metadata.leakScans[id].flatMap(\.graph).map {
+        (UInt64($0.nodes.count), UInt64($0.roots.count))
+      }!
       guard parent & 1 == 1 ? parent >> 1 < roots : parent >> 1 < nodes else {
         throw ChunkCursor.MalformedRecord(
           detail: "graph node \(nodes) of scan \(id) names a parent not written before it")
