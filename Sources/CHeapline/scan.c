@@ -4,6 +4,8 @@
 // interior pointer leads there). Phase 2 scans the blocks that neither reached, and records the
 // pointers between them, for the analysis to find roots and cycles. The frontier is an
 // explicit stack, never recursion: a list of millions of nodes must not overflow anything.
+// With --graph (scangraph.c), phase 0 waits until every root is read, then floods breadth first
+// with the frontier as a queue, noting who reached each block first.
 //
 // Words are read as Swift stores pointers on x86-64 (swift/stdlib/public/SwiftShims/System.h):
 //  - the top byte is spare (SWIFT_ABI_X86_64_SWIFT_SPARE_BITS_MASK = 0xFF00000000000007): enum

@@ -17,8 +17,8 @@ extension HeaplineCommand {
         field that holds the next. Identical paths are grouped and counted, most objects \
         first.
 
-        Exit status: 0, or 1 when the trace has no scan with a graph, no such scan or no such \
-        category; 64 for a bad option.
+        Exit status: 0; 1 when the trace has no scan with a graph, no such scan or no such \
+        category; 2 when the trace cannot be read; 64 for a bad option.
         """)
 
     @Argument(help: "The trace file to read.")
