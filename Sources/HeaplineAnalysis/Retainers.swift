@@ -10,7 +10,7 @@ import HeaplineTrace
 /// let report = try Retainers.read(path: "app.trace", category: "MyApp.Image", symbolizer: nil)
 /// report.paths[0].root.name   // "MyApp.cache"
 /// report.paths[0].steps.map(\.category)  // ["Swift._DictionaryStorage<…>"]
-/// report.paths[0].count       // 3
+/// report.paths[0].count       // 1 (each image has a bucket of its own)
 /// ```
 public struct Retainers: Sendable {
   /// A root a path starts at: its kind, and a name that says which one.

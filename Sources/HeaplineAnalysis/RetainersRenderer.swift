@@ -6,7 +6,7 @@ import HeaplineTrace
 /// way with the offset of the field that holds the next, then the object's category:
 ///
 /// ```
-/// 3 objects, 144 bytes:
+/// 1 object, 24 bytes:
 ///   global App.cache+0x0
 ///   → Swift._DictionaryStorage<Swift.String, App.Image> +0x48
 ///   → App.Image
