@@ -6,6 +6,9 @@
 // module came or went meanwhile; when one did, it scans again. Results are written once the
 // world runs again, into the scanning thread's buffer.
 //
+// With HEAPLINE_LEAKS_GRAPH=1 (record --graph), each scan also keeps its reachability graph
+// (scangraph.c) and writes it after its leak records.
+//
 // Scans run at exit (HEAPLINE_LEAKS_AT_EXIT=1, from the preload library's destructor), on a signal (HEAPLINE_LEAKS_SIGNAL, handled on
 // the shim's thread), every HEAPLINE_LEAKS_EVERY_MS milliseconds (on the shim's thread), and
 // from heapline_check_leaks().
@@ -33,6 +36,7 @@ static _Atomic int hl_signal_pending;
 static int hl_scan_at_exit;
 static _Atomic int hl_exiting;  // no more timer or signal scans: libraries are being torn down
 static uint64_t hl_every_ns, hl_next_ns;
+static int hl_keep_graph;  // HEAPLINE_LEAKS_GRAPH: record --graph
 
 struct hl_result {
   struct hl_leak_scan_info info;
@@ -41,6 +45,7 @@ struct hl_result {
   struct hl_edge *edges;
   size_t edge_count;
   uint64_t lost_blocks, lost_bytes, possible_blocks, possible_bytes;
+  struct hl_graph_result graph;  // with --graph
 };
 
 static int32_t gettid_raw(void) { return (int32_t)syscall(SYS_gettid); }
@@ -98,6 +103,7 @@ static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, ui
   hl_stacks_lock();
   struct hl_scan s;
   int err = hl_scan_begin(&s) ? ENOMEM : 0;
+  if (!err && hl_keep_graph && hl_graph_begin(&s)) hl_graph_end(&s);  // the scan, graphless
   struct hl_world w;
   uint64_t stopped_at = hl_monotonic_ns();
   if (!err) err = hl_world_stop(&w, gettid_raw());
@@ -115,6 +121,9 @@ static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, ui
     err = collect(&s, r);
     hl_world_resume(&w);
     r->info.stop_ns = hl_monotonic_ns() - stopped_at;
+    // The graph is copied with the world running again: the live table's locks, still held,
+    // keep every block from being freed (a free waits for them before the real free).
+    if (!err && s.graph && hl_graph_collect(&s, &r->graph)) hl_graph_release(&r->graph);
     r->info.flags = (untracked ? HL_SCAN_UNTRACKED : 0) |
                     (w.unresponsive ? HL_SCAN_UNRESPONSIVE : 0);
     r->info.threads_stopped = w.stopped;
@@ -135,6 +144,7 @@ static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, ui
 static void release(struct hl_result *r) {
   hl_unmap(r->blocks, (r->count ? r->count : 1) * sizeof *r->blocks);
   hl_unmap(r->edges, (r->edge_count ? r->edge_count : 1) * sizeof *r->edges);
+  hl_graph_release(&r->graph);
   memset(r, 0, sizeof *r);
 }
 
@@ -176,7 +186,12 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
       if (!r.blocks[i].category && r.blocks[i].size >= 16)
         r.blocks[i].category = hl_swift_classify_in(b, r.blocks[i].size, r.blocks[i].words);
     r.info.total_ns = hl_monotonic_ns() - started;
+    for (uint32_t i = 0; hl_swift_present && i < r.graph.node_count; i++) {
+      struct hl_leak_block *k = &r.graph.nodes[i].block;
+      if (!k->category && k->size >= 16) k->category = hl_swift_classify_in(b, k->size, k->words);
+    }
     hl_emit_leak_scan(b, &r.info, r.blocks, r.count, r.edges, r.edge_count);
+    if (r.graph.nodes) hl_emit_leak_graph(b, r.info.id, &r.graph);
     hl_buffer_flush(b);
     if (!mine) hl_release(b);
   }
@@ -245,6 +260,8 @@ __attribute__((constructor)) static void hl_leaks_constructor(void) {
   const char *sig = hl_option("HEAPLINE_LEAKS_SIGNAL");
   hl_install_handler(sig ? atoi(sig) : 0, on_leak_signal);
   hl_every_ns = hl_env_ms_as_ns("HEAPLINE_LEAKS_EVERY_MS");
+  const char *graph = hl_option("HEAPLINE_LEAKS_GRAPH");
+  hl_keep_graph = graph && atoi(graph) > 0;
   hl_next_ns = hl_every_ns;
   hl_tls.guard--;
 }

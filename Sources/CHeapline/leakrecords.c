@@ -4,6 +4,10 @@
 // None is timed: LEAK_SCAN carries its own time, so that the records decode without the chunk's
 // time deltas, and a scan's records may span several chunks of that thread. The caller flushes
 // the buffer afterwards.
+//
+// With --graph, a LEAK_GRAPH record follows (how many roots and nodes come), then a LEAK_ROOT
+// for each root region scanned and a LEAK_NODE for each block the scan reached, breadth first,
+// with its parent (a node written before it, or a root) and the pointer's offset there.
 #include "leakscan.h"
 
 void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info,
@@ -50,6 +54,42 @@ void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info
     hl_put_varint(b, edges[i].from);
     hl_put_varint(b, edges[i].to);
     hl_put_u8(b, (uint8_t)edges[i].flags);
+    hl_commit_record(b);
+  }
+}
+
+void hl_emit_leak_graph(struct hl_buffer *b, uint32_t scan, const struct hl_graph_result *r) {
+  hl_ensure(b, 1 + 3 * 10);
+  hl_put_u8(b, HL_TAG_LEAK_GRAPH);
+  hl_put_varint(b, scan);
+  hl_put_varint(b, r->root_count);
+  hl_put_varint(b, r->node_count);
+  hl_commit_record(b);
+  for (uint32_t i = 0; i < r->root_count; i++) {
+    const struct hl_graph_root *root = &r->roots[i];
+    hl_ensure(b, 2 + 4 * 10);
+    hl_put_u8(b, HL_TAG_LEAK_ROOT);
+    hl_put_varint(b, scan);
+    hl_put_u8(b, (uint8_t)root->kind);
+    hl_put_varint(b, (uint32_t)root->tid);
+    hl_put_varint(b, root->lo);
+    hl_put_varint(b, root->hi);
+    hl_commit_record(b);
+  }
+  for (uint32_t i = 0; i < r->node_count; i++) {
+    const struct hl_graph_node *n = &r->nodes[i];
+    const struct hl_leak_block *k = &n->block;
+    hl_ensure(b, 1 + 9 * 10);
+    hl_put_u8(b, HL_TAG_LEAK_NODE);
+    hl_put_varint(b, scan);
+    hl_put_varint(b, k->serial);
+    hl_put_varint(b, k->counter);
+    hl_put_varint(b, k->addr);
+    hl_put_varint(b, k->size);
+    hl_put_varint(b, k->stack);
+    hl_put_varint(b, k->category ? k->category : hl_size_class(k->size));
+    hl_put_varint(b, n->parent);
+    hl_put_varint(b, n->offset);
     hl_commit_record(b);
   }
 }

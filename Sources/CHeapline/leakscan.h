@@ -111,6 +111,9 @@ struct hl_scan {
   int record;
   int phase;      // 0 reachable (start pointers), 1 possibly reachable, 2 edges of the rest
   uint32_t from;  // in phase 2, the block being scanned
+  struct hl_graph *graph;  // with --graph (HEAPLINE_LEAKS_GRAPH): who reached each block first
+  uint32_t root_kind;      // HL_ROOT_*: what roots.c scans now, for the graph's roots
+  int32_t root_tid;        // the thread whose stack, registers or TLS they are
 };
 int hl_scan_begin(struct hl_scan *s);  // index and state; with the live table locked
 uint32_t hl_scan_skip_unmapped(struct hl_scan *s);  // after maps are read; returns how many
@@ -119,6 +122,53 @@ void hl_scan_root_copied(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // may
 void hl_scan_mark_root_block(struct hl_scan *s, int64_t block);  // a block that is a root
 void hl_scan_finish(struct hl_scan *s);  // floods, then finds possibly reachable blocks, edges
 void hl_scan_end(struct hl_scan *s);
+
+// A block in the scan's records (leakrecords.c).
+struct hl_leak_block {
+  uint64_t addr, size, counter;
+  uint32_t serial, stack, category, kind;  // kind 1 lost, 2 possibly lost
+  uint64_t words[2];  // the first two words, to name a Swift class after the world resumes
+};
+
+// scangraph.c: with --graph, the reachability graph of live blocks. Roots are all scanned
+// before phase 0 floods, and then it floods breadth first, so each block's parent (the block or
+// root that first reached it) is on a shortest path from the roots. Without --graph, the scan
+// floods depth first after each root, as before, and none of this runs.
+enum { HL_ROOT_GLOBAL = 1, HL_ROOT_STACK = 2, HL_ROOT_REGISTERS = 3, HL_ROOT_TLS = 4,
+       HL_ROOT_REGION = 5, HL_ROOT_MAPPING = 6, HL_ROOT_RUNTIME = 7, HL_ROOT_HEAP = 8 };
+enum { HL_TAG_LEAK_GRAPH = 0x13, HL_TAG_LEAK_ROOT = 0x14, HL_TAG_LEAK_NODE = 0x15 };
+#define HL_PARENT_ROOT 0x80000000u
+#define HL_PARENT_NONE 0xFFFFFFFFu
+struct hl_graph_root {
+  uint32_t kind;
+  int32_t tid;
+  uint64_t lo, hi;  // for registers, where the scan copied them: offsets count from lo
+};
+struct hl_graph {
+  uint32_t *parent;   // per block: HL_PARENT_NONE, a block, or HL_PARENT_ROOT | root number
+  uint64_t *offset;   // per block: the pointer's offset in its parent, or address in its root
+  struct hl_vec roots;  // of struct hl_graph_root
+  uint32_t *order;      // the blocks phase 0 reached, in the order it reached them
+  uint32_t reached;
+  uint32_t holder;      // the block, or HL_PARENT_ROOT | root, whose words are being scanned
+  uintptr_t base;       // where the holder's offsets count from (0 for a root: addresses)
+};
+int hl_graph_begin(struct hl_scan *s);  // after hl_scan_begin; 0 or ENOMEM
+void hl_graph_end(struct hl_scan *s);
+void hl_graph_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi, uintptr_t base);
+struct hl_graph_node {
+  struct hl_leak_block block;  // kind unused
+  uint64_t parent;  // 2 × node (an earlier one), or 2 × root + 1
+  uint64_t offset;
+};
+struct hl_graph_result {
+  struct hl_graph_root *roots;
+  struct hl_graph_node *nodes;
+  uint32_t root_count, node_count, node_capacity;
+};
+int hl_graph_collect(struct hl_scan *s, struct hl_graph_result *r);  // live table locked
+void hl_graph_release(struct hl_graph_result *r);
+void hl_emit_leak_graph(struct hl_buffer *b, uint32_t scan, const struct hl_graph_result *r);
 
 // roots.c: every root of the program, scanned into `s`.
 struct hl_modules;  // writable segments of loaded modules, taken before the world stops
@@ -151,11 +201,6 @@ void hl_heap_ranges(const struct hl_scan *s, struct hl_vec *out);
 int hl_main_arena_chunk_pointers(uintptr_t lo, uintptr_t hi, uintptr_t *from, uintptr_t *to);
 
 // leakrecords.c: the scan's results in the trace (TraceFormat.md, tags 0x10-0x12).
-struct hl_leak_block {
-  uint64_t addr, size, counter;
-  uint32_t serial, stack, category, kind;  // kind 1 lost, 2 possibly lost
-  uint64_t words[2];  // the first two words, to name a Swift class after the world resumes
-};
 struct hl_leak_scan_info {
   uint32_t id, trigger, flags, threads_stopped, threads_unresponsive;
   uint64_t time, live_blocks, live_bytes, root_bytes, stop_ns, total_ns;

@@ -306,6 +306,7 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
                    const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int self_tls,
                    int untracked) {
   s->record = 1;  // for the mapping pass, which leaves out what was scanned already
+  s->root_kind = HL_ROOT_GLOBAL;  // each kind of root is named so in the graph (--graph)
   for (size_t i = 0; m && i < m->writable.len; i++) {
     const struct hl_mapping *seg = &HL_VEC_AT(&m->writable, struct hl_mapping, i);
     uintptr_t from, to;  // malloc's own pointers to chunk headers are no references
@@ -316,15 +317,20 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
       hl_scan_root(s, seg->lo, seg->hi);
     }
   }
+  s->root_kind = HL_ROOT_REGION;
   for (int i = 0; i < HL_MAX_ROOTS; i++)
     if (hl_user_roots[i].lo) hl_scan_root(s, hl_user_roots[i].lo, hl_user_roots[i].hi);
   if (self_tls) {  // the scanning thread, when it is the program's (not the shim's own)
     uint64_t tp;
     __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+    s->root_tid = (int32_t)syscall(SYS_gettid);
     if (self_sp) {  // not at exit, when its frames are dead
+      s->root_kind = HL_ROOT_REGISTERS;
       hl_scan_root(s, (uintptr_t)self_regs, (uintptr_t)(self_regs + nregs));
+      s->root_kind = HL_ROOT_STACK;
       scan_stack(s, self_sp, tp, 0);
     }
+    s->root_kind = HL_ROOT_TLS;
     scan_tls(s, tp, self_sp);  // its thread-locals and pthread_setspecific data live on
   }
   int32_t sampler = atomic_load(&hl_sampler_tid);
@@ -338,18 +344,28 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
     if (t->stopped == HL_THREAD_STOPPED && t->sp)
       add_dead_frames(s, &dead, t->sp, t->tid == sampler ? 0 : t->sp, t->tp);
     if (t->tid == sampler || t->stopped == HL_THREAD_GONE) continue;
+    s->root_tid = t->tid;
     if (t->stopped != HL_THREAD_STOPPED) {
+      s->root_kind = HL_ROOT_STACK;
       scan_unresponsive(s, t->tid);
       continue;
     }
+    s->root_kind = HL_ROOT_REGISTERS;
     hl_scan_root(s, (uintptr_t)t->regs, (uintptr_t)(t->regs + HL_REGS));
+    s->root_kind = HL_ROOT_STACK;
     scan_stack(s, t->sp, t->tp, 0);
+    s->root_kind = HL_ROOT_TLS;
     scan_tls(s, t->tp, t->sp);
   }
+  s->root_tid = 0;
+  s->root_kind = HL_ROOT_RUNTIME;
   scan_cached_stacks(s, w, self_sp, &dead);
+  s->root_kind = HL_ROOT_MAPPING;
   int mapped = m && hl_mapping_roots_scan(s, &m->extents, &dead);
   hl_vec_free(&dead);
   s->record = 0;
+  s->root_kind = HL_ROOT_RUNTIME;
   scan_swift_pools(s, m);
+  s->root_kind = HL_ROOT_HEAP;
   if (untracked) hl_heapwalk_scan(s, w, !mapped);
 }

@@ -4,6 +4,8 @@
 // interior pointer leads there). Phase 2 scans the blocks that neither reached, and records the
 // pointers between them, for the analysis to find roots and cycles. The frontier is an
 // explicit stack, never recursion: a list of millions of nodes must not overflow anything.
+// With --graph (scangraph.c), phase 0 waits until every root is read, then floods breadth first
+// with the frontier as a queue, noting who reached each block first.
 //
 // Words are read as Swift stores pointers on x86-64 (swift/stdlib/public/SwiftShims/System.h):
 //  - the top byte is spare (SWIFT_ABI_X86_64_SWIFT_SPARE_BITS_MASK = 0xFF00000000000007): enum
@@ -39,6 +41,7 @@ int hl_scan_begin(struct hl_scan *s) {
 }
 
 void hl_scan_end(struct hl_scan *s) {
+  hl_graph_end(s);
   hl_unmap(s->state, s->ix.count ? s->ix.count : 1);
   hl_index_free(&s->ix);
   hl_vec_free(&s->frontier);
@@ -65,12 +68,20 @@ static void add_edge(struct hl_scan *s, uint32_t to, int interior) {
   if (e) *e = (struct hl_edge){s->from, to, interior ? HL_EDGE_INTERIOR : 0};
 }
 
-static inline void hit(struct hl_scan *s, uint32_t j, int interior) {
+// With --graph, who reached block j first, through the word at `at`.
+static void reached(struct hl_scan *s, uint32_t j, const uint64_t *at) {
+  struct hl_graph *g = s->graph;
+  g->parent[j] = g->holder;
+  g->offset[j] = (uintptr_t)at - g->base;
+}
+
+static inline void hit(struct hl_scan *s, uint32_t j, int interior, const uint64_t *at) {
   uint8_t *state = &s->state[j];
   switch (s->phase) {
   case 0:
     if (!interior && *state != HL_REACHED) {
       *state = HL_REACHED;
+      if (s->graph) reached(s, j, at);
       push(s, j);
     } else if (interior && *state == HL_UNSEEN) {
       *state = HL_SEED;
@@ -113,7 +124,7 @@ static void scan_words(struct hl_scan *s, const uint64_t *w, const uint64_t *end
   for (; w < end; w++) {
     int interior;
     int64_t j = target(s, *w, &interior);
-    if (j >= 0) hit(s, (uint32_t)j, interior);
+    if (j >= 0) hit(s, (uint32_t)j, interior, w);
   }
 }
 
@@ -155,13 +166,13 @@ static void scan_block(struct hl_scan *s, uint32_t j) {
     int interior;
     int64_t t = target(s, w[0], &interior);
     if (t >= 0 && !(!interior && is_side_table_back_pointer(s, b->addr, t)))
-      hit(s, (uint32_t)t, interior);
+      hit(s, (uint32_t)t, interior, w);
   }
   if (w + 1 < end) {
     if ((w[1] & HL_SIDE_TABLE_BITS) == HL_SIDE_TABLE_BITS) {
       int interior;
       int64_t t = hl_index_lookup(&s->ix, (w[1] & HL_SIDE_TABLE_POINTER) << 3, &interior);
-      if (t >= 0 && !interior) hit(s, (uint32_t)t, 0);
+      if (t >= 0 && !interior) hit(s, (uint32_t)t, 0, w + 1);
     } else {
       scan_words(s, w + 1, w + 2);
     }
@@ -172,10 +183,26 @@ static void scan_block(struct hl_scan *s, uint32_t j) {
 }
 
 static void flood(struct hl_scan *s) {
+  if (s->graph && s->phase == 0) return;  // breadth first, once every root is in
   while (s->frontier.len) {
     uint32_t j = ((const uint32_t *)s->frontier.data)[--s->frontier.len];
     scan_block(s, j);
   }
+}
+
+// The frontier as a queue: every root's blocks are in it, so each block is reached first on a
+// shortest path. Each block enters it once at most (it is marked before it is pushed), and it
+// has room for all, so it never moves. The order reached is kept, for hl_graph_collect.
+static void flood_breadth_first(struct hl_scan *s) {
+  for (size_t head = 0; head < s->frontier.len; head++) {
+    uint32_t j = ((const uint32_t *)s->frontier.data)[head];
+    s->graph->holder = j;
+    s->graph->base = (uintptr_t)s->ix.blocks[j].addr;
+    scan_block(s, j);
+  }
+  memcpy(s->graph->order, s->frontier.data, s->frontier.len * sizeof(uint32_t));
+  s->graph->reached = (uint32_t)s->frontier.len;
+  s->frontier.len = 0;
 }
 
 // Blocks whose memory is no longer readable are stale entries of the live table (a free it did
@@ -208,6 +235,7 @@ void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
   s->root_bytes += hi - lo;
   struct hl_mapping *r = s->record ? hl_vec_push(&s->scanned) : NULL;
   if (r) *r = (struct hl_mapping){lo, hi, 0};
+  if (s->graph) hl_graph_root(s, lo, hi, 0);
   scan_clipped(s, lo, hi);
   flood(s);  // now, so that the frontier stays small
 }
@@ -229,6 +257,7 @@ void hl_scan_root_copied(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
       }
     }
     s->root_bytes += n;
+    if (s->graph) hl_graph_root(s, lo, lo + n, (uintptr_t)buffer - lo);
     scan_words(s, buffer, buffer + n / 8);
     memset(buffer, 0, n);  // linked into a program, the shim's data is the program's: a root
     flood(s);
@@ -239,12 +268,18 @@ void hl_scan_root_copied(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
 void hl_scan_mark_root_block(struct hl_scan *s, int64_t j) {
   if (j < 0 || s->state[j] == HL_REACHED) return;
   s->state[j] = HL_REACHED;
+  if (s->graph) {
+    const struct hl_sblock *b = &s->ix.blocks[j];
+    hl_graph_root(s, b->addr, b->end, 0);
+    reached(s, (uint32_t)j, (const uint64_t *)(uintptr_t)b->addr);
+  }
   push(s, (uint32_t)j);
   flood(s);
 }
 
 void hl_scan_finish(struct hl_scan *s) {
-  flood(s);
+  if (s->graph) flood_breadth_first(s);
+  else flood(s);
   s->phase = 1;
   for (uint32_t j = 0; j < s->ix.count; j++)
     if (s->state[j] == HL_SEED) {

@@ -6,7 +6,8 @@ import HeaplineTrace
 /// own kind. In each, the strongly connected components that nothing points into start the
 /// groups: their blocks are definitely lost (or possibly lost), and every block reachable from
 /// them joins the first group that reaches it, as indirectly lost. Groups whose starting blocks
-/// have the same categories and stacks are merged.
+/// have the same categories and stacks are merged; once their frames are symbolized,
+/// ``mergedBySymbols(_:)`` merges those whose stacks read the same.
 struct LeakGrouping {
   private(set) var groups: [LeakGroup] = []
   private var merged: [[LeakGroupSignature]: Int] = [:]
@@ -16,9 +17,12 @@ struct LeakGrouping {
       let nodes = scan.blocks.indices.filter { scan.blocks[$0].reachability == reachability }
       group(nodes, of: scan, metadata: metadata, possibly: reachability != .unreachable)
     }
-    groups.sort {
-      ($1.total.bytes, $0.kind.rawValue, $0.name) < ($0.total.bytes, $1.kind.rawValue, $1.name)
-    }
+    groups.sort(by: Self.mostBytesFirst)
+  }
+
+  /// The groups' order: most bytes first, then by kind and name.
+  static func mostBytesFirst(_ a: LeakGroup, _ b: LeakGroup) -> Bool {
+    (b.total.bytes, a.kind.rawValue, a.name) < (a.total.bytes, b.kind.rawValue, b.name)
   }
 
   private mutating func group(
@@ -121,6 +125,38 @@ struct LeakGrouping {
     }
     merged[signature] = groups.count
     groups.append(group)
+  }
+}
+
+extension LeakGrouping {
+  /// `groups` (their members' frames symbolized), with the groups that a reader cannot tell
+  /// apart merged: the same kind, and starting blocks of the same categories whose shown frames
+  /// have the same functions and source lines. An optimized build's copies of one allocation
+  /// (a loop unrolled, a function inlined twice) differ only in return addresses; a frame
+  /// without a symbol still counts by its address. Most bytes first.
+  static func mergedBySymbols(_ groups: [LeakGroup]) -> [LeakGroup] {
+    var merged: [LeakGroup] = []
+    var seen: [[String]: Int] = [:]
+    for group in groups {
+      let key =
+        [group.kind.rawValue]
+        + group.members.map { member in
+          let frames = FrameRole.userFrames(member.frames).map {
+            $0.displayName + " " + ($0.sourceLocation ?? "")
+          }
+          return "\(member.category.id.rawValue)|" + frames.joined(separator: "|")
+        }.sorted()
+      guard let existing = seen[key] else {
+        seen[key] = merged.count
+        merged.append(group)
+        continue
+      }
+      merged[existing].instances += group.instances
+      merged[existing].definitelyLost.add(group.definitelyLost)
+      merged[existing].indirectlyLost.add(group.indirectlyLost)
+      merged[existing].possiblyLost.add(group.possiblyLost)
+    }
+    return merged.sorted(by: mostBytesFirst)
   }
 }
 

@@ -8,7 +8,8 @@ import HeaplineTrace
 /// its middle but never to its start. Groups are *root leaks* (a block nothing points to, with
 /// what hangs from it), *leaked cycles* (blocks that keep each other, named by their
 /// categories: `ViewController → Store → closure context → ViewController`) and *possibly lost*
-/// blocks. Identical groups (the same categories from the same stacks) are merged and counted.
+/// blocks. Identical groups (the same categories from stacks that read the same: functions and
+/// source lines, or addresses where there is no symbol) are merged and counted.
 ///
 /// ```swift
 /// let report = try LeakReport.read(path: "app.trace", symbolizer: Symbolizer())
@@ -79,6 +80,9 @@ public struct LeakReport: Sendable {
           symbols[$0] ?? [SymbolizedFrame(pc: $0)]
         }
       }
+    }
+    all = LeakGrouping.mergedBySymbols(all)
+    for index in all.indices {
       all[index].suppressedBy = suppressions.match(all[index].members.flatMap(\.frames))
     }
     suppressedGroups = all.filter { $0.suppressedBy != nil }

@@ -124,7 +124,7 @@ extension ChunkCursor {
       metadata.addCategory(try SwiftTypeName.decode(from: &cursor, modules: metadata))
     case .module:
       metadata.addModule(try decodeModule())
-    case .leakScan, .leakBlock, .leakEdge:
+    case .leakScan, .leakBlock, .leakEdge, .leakGraph, .leakRoot, .leakNode:
       try LeakRecords.decode(tag, from: &cursor, into: &metadata)
     case .backingAlloc, .backingFree:
       return .backingStore(try decodeBackingStore(isAllocation: tag == .backingAlloc))

@@ -1,4 +1,4 @@
-/// Decoding and encoding of the leak-scan records, tags `0x10` to `0x12` (<doc:TraceFormat>).
+/// Decoding and encoding of the leak-scan records, tags `0x10` to `0x15` (<doc:TraceFormat>).
 ///
 /// None of them is timed: LEAK_SCAN carries an absolute time, so ``ChunkCursor`` hands them here
 /// with no state of its own, and the records go to ``TraceMetadata/leakScans``.
@@ -6,6 +6,9 @@ enum LeakRecords {
   static let scanTag: UInt8 = 0x10
   static let blockTag: UInt8 = 0x11
   static let edgeTag: UInt8 = 0x12
+  static let graphTag: UInt8 = 0x13
+  static let rootTag: UInt8 = 0x14
+  static let nodeTag: UInt8 = 0x15
 
   /// Decodes the record whose tag byte was just read. Throws ``ByteCursor/Failure`` when it
   /// runs short, ``ChunkCursor/MalformedRecord`` when a value is impossible. A block or edge
@@ -33,6 +36,7 @@ enum LeakRecords {
       if let early = metadata.leakScans[id] {
         scan.blocks = early.blocks
         scan.edges = early.edges
+        scan.graph = early.graph
       }
       metadata.leakScans[id] = scan
     case .leakBlock:
@@ -51,6 +55,8 @@ enum LeakRecords {
         stack: StackID(try cursor.readVarint()), category: CategoryID(try cursor.readVarint()),
         reachability: reachability)
       metadata.leakScans[id, default: placeholder(id)].blocks.append(block)
+    case .leakGraph, .leakRoot, .leakNode:
+      try ReachabilityRecords.decode(tag, from: &cursor, into: &metadata)
     default:
       let id = try cursor.readVarint()
       let from = try cursor.readVarint()
@@ -71,7 +77,7 @@ enum LeakRecords {
   }
 
   /// A scan whose LEAK_SCAN record is still to come: incomplete until it does.
-  private static func placeholder(_ id: UInt64) -> LeakScan {
+  static func placeholder(_ id: UInt64) -> LeakScan {
     LeakScan(id: id, time: 0, trigger: LeakScan.Trigger(rawValue: 0))
   }
 
@@ -101,7 +107,8 @@ enum LeakRecords {
       for value in [scan.id, UInt64(edge.from), UInt64(edge.to)] { payload.appendVarint(value) }
       payload.appendUInt8(edge.isInterior ? 1 : 0)
     }
-    return UInt32(1 + scan.blocks.count + scan.edges.count)
+    let graph = scan.graph.map { ReachabilityRecords.encode($0, scan: scan.id, into: &payload) }
+    return UInt32(1 + scan.blocks.count + scan.edges.count) + (graph ?? 0)
   }
 }
 

@@ -77,6 +77,8 @@ public struct LeakScan: Hashable, Sendable {
   public var blocks: [LeakedBlock] = []
   /// Pointers between found blocks.
   public var edges: [LeakEdge] = []
+  /// How the scan reached every live block, when it was recorded with `--graph`.
+  public var graph: ReachabilityGraph?
 
   /// Creates a scan with no blocks or edges yet.
   public init(

@@ -26,7 +26,7 @@ extension Symbolizer {
   /// The input goes through an unlinked temporary file rather than a pipe: writing a pipe
   /// while the tool answers needs a second thread to avoid a deadlock, and writing to a tool
   /// that died would raise `SIGPIPE` in the caller's process.
-  private static func run(_ executable: String, arguments: [String], input: Data) -> Data? {
+  static func run(_ executable: String, arguments: [String], input: Data) -> Data? {
     guard let inputFile = temporaryFile(holding: input) else { return nil }
     defer { try? inputFile.close() }
     let process = Process()

@@ -59,6 +59,9 @@ enum RecordTag: UInt8 {
   case leakScan = 0x10
   case leakBlock = 0x11
   case leakEdge = 0x12
+  case leakGraph = 0x13
+  case leakRoot = 0x14
+  case leakNode = 0x15
   case backingAlloc = 0x20
   case backingFree = 0x21
   case warning = 0x22

@@ -93,7 +93,7 @@ extension HeaplineCommand {
         }
         if leakScans.isAsked {
           throw ValidationError(
-            "--sample-bytes cannot be combined with a leak scan (--leaks, --leaks-every,"
+            "--sample-bytes cannot be combined with a leak scan (--leaks, --leaks-every, --graph,"
               + " --leaks-signal): a scan needs every live block, and sampling keeps few")
         }
       }

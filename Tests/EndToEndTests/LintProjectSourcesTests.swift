@@ -46,6 +46,7 @@ import Testing
       + " 'self' keeps: a retain cycle; capture [weak self] or [unowned self]"
     #expect(
       found == [
+        "Tests/EndToEndTests/Fixtures/releasecycles.swift:18:22" + stored,
         "Tests/HeaplineTests/LeakCheckXCTests.swift:11:22" + stored,
         "Tests/LeakAPIFixture/main.swift:48:22" + stored,
         "Tests/LeakFixture/main.swift:40:22" + stored,

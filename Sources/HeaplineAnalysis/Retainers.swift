@@ -1,0 +1,129 @@
+import HeaplineTrace
+
+/// Why the live objects of a category are still alive, as Xcode's Memory Graph answers it: for
+/// each object, the shortest path of pointers from a root (a global, a thread's stack or
+/// registers, a registered region) down to it, with identical paths grouped and counted.
+///
+/// It needs a scan recorded with `heapline record --graph`.
+///
+/// ```swift
+/// let report = try Retainers.read(path: "app.trace", category: "MyApp.Image", symbolizer: nil)
+/// report.paths[0].root.name   // "MyApp.cache"
+/// report.paths[0].steps.map(\.category)  // ["Swift._DictionaryStorage<…>"]
+/// report.paths[0].count       // 1 (each image has a bucket of its own)
+/// ```
+public struct Retainers: Sendable {
+  /// A root a path starts at: its kind, and a name that says which one.
+  public struct Root: Hashable, Sendable {
+    public var kind: ReachabilityGraph.RootKind
+    /// The global's symbol (`MyApp.cache`, a C global's name, or `module+0x3230` without
+    /// one); `thread 1234` for a stack, registers or TLS; the region's address otherwise.
+    public var name: String
+    /// Where the pointer lies in the root: its offset in the global's symbol or the registered
+    /// region, or the register's number times 8; `nil` for a stack or TLS, whose layout
+    /// changes, and for a global without a symbol, whose name holds its address.
+    public var offset: UInt64?
+  }
+
+  /// A block on the path that holds the next one: its category, and the offset of the field
+  /// that holds the pointer.
+  public struct Step: Hashable, Sendable {
+    public var category: String
+    public var offset: UInt64
+  }
+
+  /// Identical paths to objects of the category: the same root, the same categories with the
+  /// same field offsets.
+  public struct Path: Hashable, Sendable {
+    public var root: Root
+    /// The blocks between the root and the object, from the one the root holds.
+    public var steps: [Step]
+    /// How many objects it leads to, and their bytes.
+    public var count: Int
+    public var bytes: UInt64
+  }
+
+  /// The trace's path.
+  public var path: String
+  /// The scan the paths come from.
+  public var scan: LeakScan
+  /// The category asked for.
+  public var category: String
+  /// Its live objects that the scan reached, and their bytes.
+  public var objects: Int
+  public var bytes: UInt64
+  /// Most objects first.
+  public var paths: [Path]
+
+  /// The paths to `category`'s objects in `scan`, whose graph must be present; `symbolizer`
+  /// names globals (without one, they are named by module and offset).
+  public init(
+    scan: LeakScan, category: String, metadata: TraceMetadata, path: String,
+    symbolizer: Symbolizer?
+  ) {
+    self.path = path
+    self.scan = scan
+    self.category = category
+    let graph = scan.graph ?? ReachabilityGraph()
+    let targets = graph.nodes.indices.filter {
+      metadata.category(graph.nodes[$0].category).name == category
+    }
+    let chains = targets.map { graph.path(to: $0) }
+    let globals = chains.compactMap { chain -> UInt64? in
+      graph.roots[chain.root].kind == .global ? graph.nodes[chain.nodes[0]].offset : nil
+    }
+    let symbols = symbolizer?.symbolizeData(globals, modules: metadata.modules) ?? [:]
+    var grouped: [Path] = []
+    var index: [Path: Int] = [:]
+    for chain in chains {
+      let first = graph.nodes[chain.nodes[0]]
+      let root = Self.root(graph.roots[chain.root], at: first.offset, symbols, metadata)
+      let steps = zip(chain.nodes, chain.nodes.dropFirst()).map { holder, held in
+        Step(
+          category: metadata.category(graph.nodes[holder].category).name,
+          offset: graph.nodes[held].offset)
+      }
+      let key = Path(root: root, steps: steps, count: 0, bytes: 0)
+      let size = graph.nodes[chain.nodes[chain.nodes.count - 1]].size
+      if let at = index[key] {
+        grouped[at].count += 1
+        grouped[at].bytes += size
+      } else {
+        index[key] = grouped.count
+        grouped.append(Path(root: root, steps: steps, count: 1, bytes: size))
+      }
+    }
+    objects = chains.count
+    bytes = grouped.reduce(0) { $0 + $1.bytes }
+    paths = grouped.enumerated().sorted {
+      ($1.element.count, $0.offset) < ($0.element.count, $1.offset)
+    }.map(\.element)
+  }
+
+  /// Names a root, from the address of the pointer in it.
+  private static func root(
+    _ root: ReachabilityGraph.Root, at address: UInt64,
+    _ symbols: [UInt64: Symbolizer.DataSymbol], _ metadata: TraceMetadata
+  ) -> Root {
+    switch root.kind {
+    case .global:
+      if let symbol = symbols[address] {
+        return Root(kind: .global, name: symbol.name, offset: symbol.offset)
+      }
+      guard let module = metadata.modules.last(where: { $0.contains(address) }) else {
+        return Root(kind: .global, name: "0x" + String(address, radix: 16), offset: nil)
+      }
+      let name = module.name + "+0x" + String(module.fileAddress(of: address), radix: 16)
+      return Root(kind: .global, name: name, offset: nil)
+    case .stack, .threadLocal:
+      return Root(kind: root.kind, name: "thread \(root.thread)", offset: nil)
+    case .registers:
+      return Root(
+        kind: .registers, name: "thread \(root.thread)", offset: address - root.start.rawValue)
+    default:
+      return Root(
+        kind: root.kind, name: "0x" + String(root.start.rawValue, radix: 16),
+        offset: address - root.start.rawValue)
+    }
+  }
+}
