@@ -120,6 +120,7 @@ struct hl_thread {
   uint32_t scope;  // category of the innermost named scope, 0 when none
   uint32_t epoch;  // the recording `buf` belongs to
   struct hl_counts counts;
+  int exiting;  // its exit destructor has run: no buffer may point at `counts` any more
 };
 extern __thread struct hl_thread hl_tls __attribute__((tls_model("initial-exec")));
 

@@ -140,7 +140,11 @@ void hl_counts_emit(struct hl_buffer *b, struct hl_counts *c, uint64_t now) {
 // A thread's own buffer, new to it: a flush may write its counts from now on. What it counted
 // before its first event is this recording's too (counting starts when recording does), so
 // `sent` stays where it was.
-void hl_counts_attach(struct hl_buffer *b) { b->counts = b->many ? NULL : &hl_tls.counts; }
+// Only while sampling, and never for a thread past its exit destructor (another key's destructor
+// may allocate after ours ran, and nothing then detaches a buffer before the TLS goes away).
+void hl_counts_attach(struct hl_buffer *b) {
+  b->counts = b->many || !hl_sample_bytes || hl_tls.exiting ? NULL : &hl_tls.counts;
+}
 
 static inline void bump(struct hl_counts *c, int field, uint64_t by) {
   __atomic_store_n(&c->total[field], c->total[field] + by, __ATOMIC_RELAXED);

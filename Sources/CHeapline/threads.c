@@ -28,10 +28,18 @@ void hl_finish_pending_for_flush(struct hl_buffer *b);
 void hl_drain(struct hl_buffer *b);
 static struct hl_buffer *acquire(void);
 
+// Detaches this thread's counts from `b`, unless another thread's took their place.
+static void detach_counts(struct hl_buffer *b) {
+  struct hl_counts *mine = &hl_tls.counts;
+  __atomic_compare_exchange_n(&b->counts, &mine, NULL, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 static void hl_thread_exit(void *arg) {
   struct hl_buffer *b = arg;
+  hl_tls.exiting = 1;
   // After a stop the buffer may belong to another thread already; a shared one stays.
   if (hl_tls.buf != b || hl_tls.epoch != atomic_load(&hl_epoch) || b->many) {
+    detach_counts(b);
     hl_tls.buf = NULL;
     return;
   }
@@ -51,6 +59,8 @@ static void hl_thread_exit(void *arg) {
     }
     b->counts = NULL;
     atomic_store_explicit(&b->state, HL_BUF_FREE, memory_order_release);
+  } else {
+    detach_counts(b);  // handed back by a stop: the next thread to take it attaches its own
   }
   hl_tls.buf = NULL;
   hl_tls.guard--;
@@ -111,6 +121,7 @@ static struct hl_buffer *hl_attach(void) {
   hl_tls.buf = b;
   hl_tls.own++;  // pthread_setspecific may calloc: the shim's own, never the program's
   if (hl_have_key) pthread_setspecific(hl_exit_key, b);
+  else b->counts = NULL;  // no exit destructor would detach them
   hl_tls.own--;
   return b;
 }
