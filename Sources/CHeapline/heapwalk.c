@@ -35,13 +35,55 @@ void hl_heapwalk_init(void) {
   if (ka == kb && ka > 0xFFFF) hl_tcache_key = ka;
 }
 
+// A heap's words as the kernel reads them now, a window at a time, never by direct loads: a
+// thread the stop did not reach may have unmapped what the maps showed. One that is exiting has
+// every signal blocked, and gives its tcache back to its arena, which can trim a heap or delete
+// it. Scans hold hl_scan_lock, so one window serves; each walk starts with it empty.
+enum { HL_WINDOW_WORDS = 32768 };  // 256 KiB of the shim's data, touched only by scans
+static struct {
+  uintptr_t lo, hi, used;  // used: how much of `words` was ever filled
+  uint64_t words[HL_WINDOW_WORDS];
+} hl_window;
+
+// Linked into a program, the shim's data is the program's, a root: the copies must not stay.
+static void window_forget(void) {
+  memset(hl_window.words, 0, hl_window.used);
+  hl_window.lo = hl_window.hi = hl_window.used = 0;
+}
+
+// The word at `addr` (8-aligned, below `end`), or 0 when the kernel cannot read it now.
+static int word_at(uintptr_t addr, uintptr_t end, uint64_t *out) {
+  if (addr < hl_window.lo || addr + 8 > hl_window.hi) {
+    if (addr + 8 > end) return 0;
+    uintptr_t n = (end - addr) & ~(uintptr_t)7;
+    if (n > sizeof hl_window.words) n = sizeof hl_window.words;
+    if (!hl_safe_read(addr, hl_window.words, n)) {  // part of it is gone: to the page's end
+      uintptr_t page = 4096 - (addr & 4095);
+      n = page < n ? page : n;
+      if (!hl_safe_read(addr, hl_window.words, n)) return 0;
+    }
+    hl_window.lo = addr;
+    hl_window.hi = addr + n;
+    if (n > hl_window.used) hl_window.used = n;
+  }
+  memcpy(out, (const char *)hl_window.words + (addr - hl_window.lo), sizeof *out);
+  return 1;
+}
+
+// A chunk's size field, or 0 (an impossible size, which stops a walk) when it cannot be read.
+static uint64_t size_at(uintptr_t c, uintptr_t end) {
+  uint64_t w;
+  return word_at(c + 8, end, &w) ? w : 0;
+}
+
 static int tracked(const struct hl_scan *s, uintptr_t user) {
   int interior;
   return hl_index_lookup(&s->ix, user, &interior) >= 0;
 }
 
 static int looks_free(uintptr_t user, uint64_t chunk_size, uintptr_t lo, uintptr_t hi) {
-  const uint64_t *w = (const uint64_t *)user;
+  uint64_t w[2];
+  if (!word_at(user, hi, &w[0]) || !word_at(user + 8, hi, &w[1])) return 1;  // gone: not a root
   if (hl_tcache_key && w[1] == hl_tcache_key) return 1;
   if (chunk_size > HL_FASTBIN_MAX) return 0;
   uint64_t next = w[0] ^ (user >> 12);
@@ -51,25 +93,24 @@ static int looks_free(uintptr_t user, uint64_t chunk_size, uintptr_t lo, uintptr
 // Whether chunks from `c` follow each other to exactly `end`.
 static int chain_fits(uintptr_t c, uintptr_t end) {
   for (unsigned n = 0; c < end && n < 64; n++) {
-    uint64_t size = ((const uint64_t *)c)[1] & ~7ull;
+    uint64_t size = size_at(c, end) & ~7ull;
     if (size < 32 || (size & 15) || c + size > end) return 0;
     c += size;
   }
   return 1;  // a heap of more than 64 chunks that started right is taken as right
 }
 
-// Reads chunk headers directly: callers bound `end` by hl_readable_end first. The maps say a
-// heap is readable, but they were read a moment before, and a thread the stop could not reach
-// may have given pages back since.
+// Callers bound `end` by hl_readable_end first, which saves reading a heap's unmapped tail; the
+// words themselves come through the window, as do the untracked blocks scanned as roots.
 static void walk(struct hl_scan *s, uintptr_t heap, uintptr_t c, uintptr_t end) {
   while (c + 32 <= end) {
-    uint64_t size = ((const uint64_t *)c)[1] & ~7ull;
+    uint64_t size = size_at(c, end) & ~7ull;
     if (size < 32 || (size & 15) || c + size > end) return;
     uintptr_t next = c + size;
     if (next + 16 > end) return;  // the top chunk, which is free
     uintptr_t user = c + 16;
-    if ((((const uint64_t *)next)[1] & 1) && !tracked(s, user) && !looks_free(user, size, heap, end))
-      hl_scan_root(s, user, next + 8);  // in use, a chunk owns the next one's first word
+    if ((size_at(next, end) & 1) && !tracked(s, user) && !looks_free(user, size, heap, end))
+      hl_scan_root_copied(s, user, next + 8);  // in use, a chunk owns the next one's first word
     c = next;
   }
 }
@@ -98,7 +139,7 @@ static void walk_mmapped(struct hl_scan *s, uintptr_t c, uintptr_t hi) {
     if (!hl_safe_read(c, w, sizeof w)) return;
     uint64_t size = w[1] & ~7ull;
     if (w[0] != 0 || (w[1] & 7) != 2 || size < 4096 || (size & 4095) || c + size > hi) return;
-    if (!tracked(s, c + 16)) hl_scan_root(s, c + 16, c + size);
+    if (!tracked(s, c + 16)) hl_scan_root_copied(s, c + 16, c + size);
     c += size;
   }
 }
@@ -231,4 +272,5 @@ void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w, int mapped_ch
       }
     if (!heaps && mapped_chunks && !holds_a_stack(w, m)) walk_mmapped(s, m->lo, m->hi);
   }
+  window_forget();
 }

@@ -247,6 +247,8 @@ void hl_scan_root_copied(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
   static uint64_t buffer[8192];
   lo = (lo + 7) & ~(uintptr_t)7;
   hi &= ~(uintptr_t)7;
+  struct hl_mapping *r = lo < hi && s->record ? hl_vec_push(&s->scanned) : NULL;
+  if (r) *r = (struct hl_mapping){lo, hi, 0};
   while (lo < hi) {
     size_t n = hi - lo < sizeof buffer ? hi - lo : sizeof buffer;
     if (!hl_safe_read(lo, buffer, n)) {  // some of it is gone: a page at a time
