@@ -49,3 +49,19 @@ extension TraceReader {
     return tally
   }
 }
+
+extension TraceReader {
+  /// The stacks and modules that the records of `chunks` define, each chunk read to its end in
+  /// the order given, without merging events into time order: for a pass that needs no events
+  /// and reads parts of a trace on several threads at once (`record`'s symbols).
+  public func stacksAndModules(of chunks: some Collection<ChunkHeader>) throws(TraceError)
+    -> (stacks: [StackID: TraceMetadata.StackNode], modules: [TraceModule])
+  {
+    var metadata = TraceMetadata()
+    for chunk in chunks {
+      var decoder = try cursor(for: chunk)
+      while try decoder.nextEvent(metadata: &metadata) != nil {}
+    }
+    return (metadata.stackNodes, metadata.modules)
+  }
+}

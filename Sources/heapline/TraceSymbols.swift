@@ -1,4 +1,6 @@
+import Dispatch
 import HeaplineTrace
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -20,11 +22,8 @@ enum TraceSymbols {
     guard symbolizer.toolPath != nil, let reader = try? TraceReader(path: path),
       let trailer = reader.trailerChunk, reader.symbolChunks.isEmpty
     else { return nil }
-    var stream = reader.events()
-    guard (try? stream.drainMetadata()) != nil else { return nil }
-    let metadata = stream.metadata
-    let symbols = symbolizer.storedSymbols(
-      for: metadata.stackNodes.values.map(\.pc), modules: metadata.modules)
+    guard let (pcs, modules) = stackPCs(of: reader) else { return nil }
+    let symbols = symbolizer.storedSymbols(for: pcs, modules: modules)
     guard symbols.count > 0 else { return nil }
     let payload = symbols.payload
     var header = ChunkHeader(
@@ -36,6 +35,28 @@ enum TraceSymbols {
       return nil
     }
     return symbols.count
+  }
+
+  /// The return addresses of every stack of the trace, and its modules (in file order, so that
+  /// a module mapped again after `dlopen` comes last and wins), read by two threads at once:
+  /// the program has exited, both cores are free, and this read is most of what `record` does
+  /// after the program.
+  private static func stackPCs(of reader: TraceReader) -> (Set<UInt64>, [TraceModule])? {
+    let chunks = reader.chunks
+    let halves = [chunks[..<(chunks.count / 2)], chunks[(chunks.count / 2)...]]
+    let parts = Mutex<[(stacks: [StackID: TraceMetadata.StackNode], modules: [TraceModule])?]>(
+      [nil, nil])
+    DispatchQueue.concurrentPerform(iterations: 2) { half in
+      let part = try? reader.stacksAndModules(of: halves[half])
+      parts.withLock { $0[half] = part }
+    }
+    let both = parts.withLock { $0 }
+    guard let first = both[0], let second = both[1] else { return nil }
+    var pcs = Set(first.stacks.values.map(\.pc))
+    pcs.formUnion(second.stacks.values.map(\.pc))
+    var metadata = TraceMetadata()
+    for module in first.modules + second.modules { metadata.addModule(module) }
+    return (pcs, metadata.modules)
   }
 
   /// Copies `path` up to `offset`, then `inserted`, then the rest of the file (the trailer)
