@@ -1,4 +1,3 @@
-import Dispatch
 import HeaplineTrace
 import Synchronization
 
@@ -46,10 +45,27 @@ enum TraceSymbols {
     let halves = [chunks[..<(chunks.count / 2)], chunks[(chunks.count / 2)...]]
     let parts = Mutex<[(stacks: [StackID: TraceMetadata.StackNode], modules: [TraceModule])?]>(
       [nil, nil])
-    DispatchQueue.concurrentPerform(iterations: 2) { half in
+    let read = { (half: Int) in
       let part = try? reader.stacksAndModules(of: halves[half])
       parts.withLock { $0[half] = part }
     }
+    // A thread of its own, not Dispatch: libdispatch traps when it cannot open its descriptors
+    // (a program run under `ulimit -n 16`, whose limit `record` shares).
+    let job = Unmanaged.passRetained(Job { read(0) })
+    var thread = pthread_t()
+    let started =
+      pthread_create(
+        &thread, nil,
+        { raw in
+          Unmanaged<Job>.fromOpaque(raw!).takeRetainedValue().body()
+          return nil
+        }, job.toOpaque()) == 0
+    if !started {
+      job.release()
+      read(0)
+    }
+    read(1)
+    if started { pthread_join(thread, nil) }
     let both = parts.withLock { $0 }
     guard let first = both[0], let second = both[1] else { return nil }
     var pcs = Set(first.stacks.values.map(\.pc))
@@ -57,6 +73,12 @@ enum TraceSymbols {
     var metadata = TraceMetadata()
     for module in first.modules + second.modules { metadata.addModule(module) }
     return (pcs, metadata.modules)
+  }
+
+  /// Work for a thread that `pthread_create` starts.
+  private final class Job: @unchecked Sendable {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
   }
 
   /// Copies `path` up to `offset`, then `inserted`, then the rest of the file (the trailer)
