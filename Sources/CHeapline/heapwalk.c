@@ -100,8 +100,8 @@ static int chain_fits(uintptr_t c, uintptr_t end) {
   return 1;  // a heap of more than 64 chunks that started right is taken as right
 }
 
-// Callers bound `end` by hl_readable_end first, which saves reading a heap's unmapped tail; the
-// words themselves come through the window, as do the untracked blocks scanned as roots.
+// The words come through the window, and the untracked blocks scanned as roots are copies: a
+// heap that shrank since the maps were read ends the walk where it became unreadable.
 static void walk(struct hl_scan *s, uintptr_t heap, uintptr_t c, uintptr_t end) {
   while (c + 32 <= end) {
     uint64_t size = size_at(c, end) & ~7ull;
@@ -121,7 +121,7 @@ static void walk_arena_heap(struct hl_scan *s, uintptr_t lo, uintptr_t mapped_hi
   if (!hl_safe_read(lo, h, sizeof h)) return;
   uint64_t arena = h[0], previous = h[1], size = h[2];
   if (size < 4096 || size > HL_HEAP_MAX || lo + size > mapped_hi) return;
-  uintptr_t end = hl_readable_end(lo, lo + size), first = 0;
+  uintptr_t end = lo + size, first = 0;
   if (!previous && arena > lo && arena < lo + 256) {
     uintptr_t guess = (arena + HL_MALLOC_STATE + 15) & ~(uintptr_t)15;
     if (chain_fits(guess, end)) first = guess;
@@ -254,7 +254,6 @@ void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w, int mapped_ch
       while (i + 1 < s->maps.len && maps[i + 1].lo == hi && (maps[i + 1].flags & HL_MAP_HEAP))
         hi = maps[++i].hi;
       uintptr_t first = m->lo;  // the break starts page-aligned, so the first chunk is there
-      hi = hl_readable_end(m->lo, hi);
       while (first < m->lo + 4096 && !chain_fits(first, hi)) first += 16;
       walk(s, m->lo, first, hi);
       continue;

@@ -10,6 +10,17 @@
 // with its parent (a node written before it, or a root) and the pointer's offset there.
 #include "leakscan.h"
 
+// A block as LEAK_BLOCK and LEAK_NODE both carry it: its alloc id, address, size, stack and
+// category (its size class when it has none of its own).
+static void put_block(struct hl_buffer *b, const struct hl_leak_block *k) {
+  hl_put_varint(b, k->serial);
+  hl_put_varint(b, k->counter);
+  hl_put_varint(b, k->addr);
+  hl_put_varint(b, k->size);
+  hl_put_varint(b, k->stack);
+  hl_put_varint(b, k->category ? k->category : hl_size_class(k->size));
+}
+
 void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info,
                        const struct hl_leak_block *blocks, uint32_t count,
                        const struct hl_edge *edges, size_t edge_count) {
@@ -39,12 +50,7 @@ void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info
     hl_put_u8(b, HL_TAG_LEAK_BLOCK);
     hl_put_varint(b, info->id);
     hl_put_u8(b, (uint8_t)k->kind);
-    hl_put_varint(b, k->serial);
-    hl_put_varint(b, k->counter);
-    hl_put_varint(b, k->addr);
-    hl_put_varint(b, k->size);
-    hl_put_varint(b, k->stack);
-    hl_put_varint(b, k->category ? k->category : hl_size_class(k->size));
+    put_block(b, k);
     hl_commit_record(b);
   }
   for (size_t i = 0; i < edge_count; i++) {
@@ -82,12 +88,7 @@ void hl_emit_leak_graph(struct hl_buffer *b, uint32_t scan, const struct hl_grap
     hl_ensure(b, 1 + 9 * 10);
     hl_put_u8(b, HL_TAG_LEAK_NODE);
     hl_put_varint(b, scan);
-    hl_put_varint(b, k->serial);
-    hl_put_varint(b, k->counter);
-    hl_put_varint(b, k->addr);
-    hl_put_varint(b, k->size);
-    hl_put_varint(b, k->stack);
-    hl_put_varint(b, k->category ? k->category : hl_size_class(k->size));
+    put_block(b, k);
     hl_put_varint(b, n->parent);
     hl_put_varint(b, n->offset);
     hl_commit_record(b);

@@ -41,7 +41,6 @@ struct hl_mapping {
 int hl_maps_read(struct hl_vec *out);  // of struct hl_mapping, in address order; 0 or errno
 const struct hl_mapping *hl_maps_find(const struct hl_vec *maps, uintptr_t addr);
 int hl_safe_read(uintptr_t addr, void *out, size_t bytes);  // 0 when it is not readable
-uintptr_t hl_readable_end(uintptr_t lo, uintptr_t hi);  // hl_safe_read for a range
 
 // scanindex.c: the live blocks, sorted by address, with a directory for interior lookups.
 struct hl_sblock {

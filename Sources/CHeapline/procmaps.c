@@ -91,24 +91,3 @@ int hl_safe_read(uintptr_t addr, void *out, size_t bytes) {
   struct iovec local = {out, bytes}, remote = {(void *)addr, bytes};
   return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (long)bytes;
 }
-
-// The end of the readable part of [lo, hi) that starts at lo: one byte of each page is read by
-// the kernel, a thousand pages a call, and the first page it cannot read ends the part.
-uintptr_t hl_readable_end(uintptr_t lo, uintptr_t hi) {
-  enum { PAGES = 1024 };
-  const uintptr_t page = 4096;
-  char sink[PAGES];
-  struct iovec local = {sink, sizeof sink}, remote[PAGES];
-  for (uintptr_t at = lo & ~(page - 1); at < hi;) {
-    unsigned n = 0;
-    for (; n < PAGES && at + n * page < hi; n++) remote[n] = (struct iovec){(void *)(at + n * page), 1};
-    local.iov_len = n;
-    long got = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, remote, (unsigned long)n, 0UL);
-    if (got < (long)n) {
-      uintptr_t end = at + (got > 0 ? (uintptr_t)got : 0) * page;
-      return end > lo ? end : lo;
-    }
-    at += n * page;
-  }
-  return hi;
-}

@@ -117,14 +117,8 @@ public struct LeakReport: Sendable {
     path: String, scan scanID: UInt64? = nil, suppressions: LeakSuppressions = LeakSuppressions(),
     defaultSuppressions: Bool = true, symbolizer: Symbolizer?
   ) throws(AnalysisError) -> LeakReport {
-    var stream: TraceEventStream
-    do {
-      stream = try TraceReader(path: path).events()
-      try stream.drainMetadata()
-    } catch {
-      throw .trace(error)
-    }
-    let scans = stream.metadata.leakScans.values.sorted { $0.id < $1.id }
+    let metadata = try TraceMetadata.read(path: path)
+    let scans = metadata.leakScans.values.sorted { $0.id < $1.id }
     guard !scans.isEmpty else {
       throw .invalidOption(
         "trace '\(path)' holds no leak scan (record with --leaks, --leaks-every or"
@@ -132,7 +126,7 @@ public struct LeakReport: Sendable {
     }
     let chosen: LeakScan
     if let scanID {
-      guard let found = stream.metadata.leakScans[scanID] else {
+      guard let found = metadata.leakScans[scanID] else {
         throw .invalidOption(
           "trace '\(path)' has no leak scan \(scanID) (its scans: 1 to \(scans.last!.id))")
       }
@@ -141,7 +135,7 @@ public struct LeakReport: Sendable {
       chosen = scans.last { $0.isComplete } ?? scans.last!
     }
     return LeakReport(
-      scan: chosen, metadata: stream.metadata, path: path, scans: scans,
+      scan: chosen, metadata: metadata, path: path, scans: scans,
       suppressions: suppressions, defaultSuppressions: defaultSuppressions, symbolizer: symbolizer)
   }
 }

@@ -10,17 +10,11 @@ extension Retainers {
   public static func read(
     path: String, category: String, scan scanID: UInt64? = nil, symbolizer: Symbolizer?
   ) throws(AnalysisError) -> Retainers {
-    var stream: TraceEventStream
-    do {
-      stream = try TraceReader(path: path).events()
-      try stream.drainMetadata()
-    } catch {
-      throw .trace(error)
-    }
-    let scans = stream.metadata.leakScans.values.sorted { $0.id < $1.id }
+    let metadata = try TraceMetadata.read(path: path)
+    let scans = metadata.leakScans.values.sorted { $0.id < $1.id }
     let chosen: LeakScan
     if let scanID {
-      guard let found = stream.metadata.leakScans[scanID] else {
+      guard let found = metadata.leakScans[scanID] else {
         let range = scans.isEmpty ? "it has no scans" : "its scans: 1 to \(scans.last!.id)"
         throw .invalidOption("trace '\(path)' has no leak scan \(scanID) (\(range))")
       }
@@ -37,7 +31,6 @@ extension Retainers {
       chosen = last
     }
     // A class or scope the trace named, or a size class of a block the scan reached.
-    let metadata = stream.metadata
     guard
       metadata.namedCategories.values.contains(where: { $0.name == category })
         || chosen.graph!.nodes.contains(where: { metadata.category($0.category).name == category })
@@ -45,7 +38,7 @@ extension Retainers {
       throw .unknownCategory(category, path: path)
     }
     return Retainers(
-      scan: chosen, category: category, metadata: stream.metadata, path: path,
+      scan: chosen, category: category, metadata: metadata, path: path,
       symbolizer: symbolizer)
   }
 }

@@ -1,5 +1,19 @@
 import HeaplineTrace
 
+extension TraceMetadata {
+  /// Everything the trace at `path` defines (stacks, categories, modules, leak scans), its
+  /// events read for nothing else, with a damaged trace reported as an ``AnalysisError``.
+  static func read(path: String) throws(AnalysisError) -> TraceMetadata {
+    do {
+      var stream = try TraceReader(path: path).events()
+      try stream.drainMetadata()
+      return stream.metadata
+    } catch {
+      throw .trace(error)
+    }
+  }
+}
+
 extension TraceEventStream {
   /// The next event, with a damaged trace reported as an ``AnalysisError``, so that an
   /// analysis pass throws one error type.

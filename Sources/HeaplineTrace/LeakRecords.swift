@@ -10,6 +10,22 @@ enum LeakRecords {
   static let rootTag: UInt8 = 0x14
   static let nodeTag: UInt8 = 0x15
 
+  /// A block's fields as LEAK_BLOCK and LEAK_NODE both carry them: its alloc id, address,
+  /// size, stack and category.
+  static func blockFields(from cursor: inout ByteCursor) throws -> (
+    id: AllocID, address: Address, size: UInt64, stack: StackID, category: CategoryID
+  ) {
+    let serial = try cursor.readVarint()
+    guard let threadSerial = UInt32(exactly: serial) else {
+      throw ChunkCursor.MalformedRecord(detail: "thread serial \(serial) exceeds 32 bits")
+    }
+    return (
+      AllocID(threadSerial: threadSerial, counter: try cursor.readVarint()),
+      Address(try cursor.readVarint()), try cursor.readVarint(), StackID(try cursor.readVarint()),
+      CategoryID(try cursor.readVarint())
+    )
+  }
+
   /// Decodes the record whose tag byte was just read. Throws ``ByteCursor/Failure`` when it
   /// runs short, ``ChunkCursor/MalformedRecord`` when a value is impossible. A block or edge
   /// whose LEAK_SCAN record has not been read yet starts the scan's entry; the record fills it
@@ -45,15 +61,10 @@ enum LeakRecords {
       guard let reachability = LeakedBlock.Reachability(rawValue: kind) else {
         throw ChunkCursor.MalformedRecord(detail: "unknown leak kind \(kind)")
       }
-      let serial = try cursor.readVarint()
-      guard let threadSerial = UInt32(exactly: serial) else {
-        throw ChunkCursor.MalformedRecord(detail: "thread serial \(serial) exceeds 32 bits")
-      }
+      let fields = try blockFields(from: &cursor)
       let block = LeakedBlock(
-        id: AllocID(threadSerial: threadSerial, counter: try cursor.readVarint()),
-        address: Address(try cursor.readVarint()), size: try cursor.readVarint(),
-        stack: StackID(try cursor.readVarint()), category: CategoryID(try cursor.readVarint()),
-        reachability: reachability)
+        id: fields.id, address: fields.address, size: fields.size, stack: fields.stack,
+        category: fields.category, reachability: reachability)
       metadata.leakScans[id, default: placeholder(id)].blocks.append(block)
     case .leakGraph, .leakRoot, .leakNode:
       try ReachabilityRecords.decode(tag, from: &cursor, into: &metadata)

@@ -25,15 +25,7 @@ enum ReachabilityRecords {
       try graphless(id, metadata)
       metadata.leakScans[id]!.graph!.roots.append(root)
     default:
-      let serial = try cursor.readVarint()
-      guard let threadSerial = UInt32(exactly: serial) else {
-        throw ChunkCursor.MalformedRecord(detail: "thread serial \(serial) exceeds 32 bits")
-      }
-      let counter = try cursor.readVarint()
-      let address = Address(try cursor.readVarint())
-      let size = try cursor.readVarint()
-      let stack = StackID(try cursor.readVarint())
-      let category = CategoryID(try cursor.readVarint())
+      let block = try LeakRecords.blockFields(from: &cursor)
       let parent = try cursor.readVarint()
       let offset = try cursor.readVarint()
       try graphless(id, metadata)
@@ -49,8 +41,8 @@ enum ReachabilityRecords {
       let index = Int(parent >> 1)
       metadata.leakScans[id]!.graph!.nodes.append(
         ReachabilityGraph.Node(
-          id: AllocID(threadSerial: threadSerial, counter: counter), address: address,
-          size: size, stack: stack, category: category,
+          id: block.id, address: block.address, size: block.size, stack: block.stack,
+          category: block.category,
           parent: parent & 1 == 1 ? .root(index) : .node(index), offset: offset))
     }
   }
