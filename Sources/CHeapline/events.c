@@ -20,7 +20,9 @@ HL_HOOK static void hl_finish_pending(struct hl_buffer *b) {
     uint64_t words[2];
     if (hl_live_peek(p->addr, b->serial, p->counter, words)) {
       uint32_t cat = hl_swift_classify_in(b, p->size, words);
-      if (cat && hl_live_set_category(p->addr, p->counter, cat)) p->category = cat;
+      if (cat && hl_live_set_category(p->addr, p->counter, cat,
+                                      hl_info_intern(b->infos, p->size, p->stack, cat)))
+        p->category = cat;
     }
   }
   hl_emit_alloc_pending(b);
@@ -33,7 +35,8 @@ void hl_finish_pending_for_flush(struct hl_buffer *b) { hl_finish_pending(b); }
 HL_HOOK static void hl_record_alloc(struct hl_buffer *b, uint64_t addr, uint64_t size,
                                     uint64_t now, uint32_t stack, uint32_t scope) {
   struct hl_block blk = {.addr = addr, .size = size, .counter = b->next_alloc,
-                         .serial = b->serial, .stack = stack, .category = scope};
+                         .serial = b->serial, .stack = stack, .category = scope,
+                         .info = hl_info_intern(b->infos, size, stack, scope)};
   struct hl_block evicted;
   int had_evicted = 0;
   hl_live_insert(&blk, &evicted, &had_evicted);

@@ -13,7 +13,7 @@
 #define HL_HOOK __attribute__((section("hl_text")))
 
 enum { HL_DEFAULT_DEPTH = 64, HL_MAX_DEPTH = 256, HL_BUFFER_BYTES = 64 * 1024,
-       HL_NODE_CACHE = 4096 };
+       HL_NODE_CACHE = 4096, HL_INFO_CACHE_BITS = 10 };
 
 // Recording state of the process, read by every hook.
 enum hl_state { HL_UNINIT = 0, HL_OFF = 1, HL_ON = 2, HL_STOPPING = 3 };
@@ -74,6 +74,7 @@ struct hl_buffer {
     uintptr_t pc;
     uint32_t parent, id;
   } nodes[HL_NODE_CACHE];
+  uint32_t infos[1 << HL_INFO_CACHE_BITS];  // the allocation infos it used last (infos.c)
   void *unwind;  // the unwinder's rules and previous stack (unwind.c), kept when reset
   struct hl_counts *counts;  // its thread's counts in sampling mode, for a flusher; NULL if shared
 };
@@ -242,8 +243,14 @@ void hl_stacks_lookup_locked(const uint32_t *ids, size_t n, uintptr_t *pcs, uint
 // live.c: address -> block, exact and in memory the shim maps itself.
 struct hl_block {
   uint64_t addr, size, counter;
-  uint32_t serial, stack, category, pad;
+  uint32_t serial, stack, category;
+  uint32_t info;  // to store: the interned (size, stack, category), or 0 to intern it then
 };
+// Allocation infos (infos.c): `cache` is a thread's hl_buffer.infos, or NULL. 0: no room.
+uint32_t hl_info_intern(uint32_t *cache, uint64_t size, uint32_t stack, uint32_t category);
+void hl_info_get(uint32_t info, uint64_t *size, uint32_t *stack, uint32_t *category);
+void hl_infos_reset(void);
+uint64_t hl_infos_memory(void);
 void hl_live_init(void);
 void hl_live_insert(const struct hl_block *blk, struct hl_block *evicted, int *had_evicted);
 int hl_live_remove(uint64_t addr, struct hl_block *out);
@@ -251,7 +258,7 @@ void hl_live_put_back(const struct hl_block *blk);  // hooks.c: after a failed r
 // Reads the first two words of a block that is still the allocation (serial, counter), holding
 // the block's shard so that no other thread can free it meanwhile. Returns 0 when it is gone.
 int hl_live_peek(uint64_t addr, uint32_t serial, uint64_t counter, uint64_t words[2]);
-int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category);
+int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category, uint32_t info);
 uint64_t hl_live_bytes_in(uint32_t category, uint64_t *blocks);
 void hl_live_clear(void);
 void hl_live_memory(uint64_t *bytes, uint64_t *blocks);  // what the table maps, what it holds

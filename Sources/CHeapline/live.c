@@ -2,13 +2,14 @@
 // into shards, each a small open-addressing table under its own lock, so threads that free and
 // allocate at once rarely meet. Its memory comes from mmap, never from malloc.
 //
-// A slot is 24 bytes: malloc's blocks are 16-byte aligned below 2^48, so an address fits in 44
-// bits, and a thread serial, a counter, a category and a size each fit in fewer bits than their
-// full width. A block whose fields do not fit (odd address, size of 4 GiB or more, a thread past
-// the millionth, more than 2^40 allocations in one thread) goes to the shard's side table of
-// full 40-byte blocks, which stays empty in the usual program. Capacities are any integer, not
-// powers of two (a slot's home is the hash scaled to the capacity), so that a table grows by
-// half, not by double, and stays between 7/12 and 7/8 full.
+// A slot is 16 bytes: malloc's blocks are 16-byte aligned below 2^48, so an address fits in 44
+// bits beside a thread serial of 20, and a counter fits in 40 beside the block's allocation
+// info (its size, stack and category, stored once for all the blocks that share them: infos.c)
+// in 24. A block whose fields do not fit (odd address, a thread past the millionth, more than
+// 2^40 allocations in one thread, no room for its info) goes to the shard's side table of full
+// 40-byte blocks, which stays empty in the usual program. Capacities are any integer, not
+// powers of two (a slot's home is the hash scaled to the capacity), so that a table grows by a
+// quarter, not by double, and stays between 7/10 and 7/8 full: 18 to 23 bytes a block.
 #include <string.h>
 #include <sys/mman.h>
 
@@ -20,9 +21,8 @@ enum { HL_SHARDS = 256, HL_SHARD_START = 256, HL_INDEX_BITS = 23, HL_PREFETCH_FR
 #define HL_ADDR_MASK ((1ull << HL_ADDR_BITS) - 1)
 
 struct hl_slot {
-  uint64_t addr_serial;       // addr >> 4 (44 bits), serial (20); 0 marks an empty slot
-  uint64_t counter_category;  // counter (40 bits), category (24)
-  uint64_t size_stack;        // size (32 bits), stack (32)
+  uint64_t addr_serial;   // addr >> 4 (44 bits), serial (20); 0 marks an empty slot
+  uint64_t counter_info;  // counter (40 bits), info (24)
 };
 
 struct hl_table {
@@ -61,32 +61,32 @@ static inline uint64_t key_at(const struct hl_table *t, int big, uint32_t j) {
 
 static inline int pack(const struct hl_block *b, struct hl_slot *s) {
   if ((b->addr & 15) || (b->addr >> (HL_ADDR_BITS + 4)) || (b->serial >> 20) ||
-      (b->counter >> 40) || (b->category >> 24) || (b->size >> 32))
+      (b->counter >> 40))
     return 0;
+  uint32_t info = b->info ? b->info : hl_info_intern(NULL, b->size, b->stack, b->category);
+  if (!info) return 0;
   s->addr_serial = b->addr >> 4 | (uint64_t)b->serial << HL_ADDR_BITS;
-  s->counter_category = b->counter | (uint64_t)b->category << 40;
-  s->size_stack = b->size | (uint64_t)b->stack << 32;
+  s->counter_info = b->counter | (uint64_t)info << 40;
   return 1;
 }
 
 static inline void unpack(const struct hl_table *t, int big, uint32_t j, struct hl_block *out) {
   if (big) {
     *out = ((const struct hl_block *)t->slots)[j];
+    out->info = 0;
     return;
   }
   const struct hl_slot *s = &((const struct hl_slot *)t->slots)[j];
   *out = (struct hl_block){.addr = (s->addr_serial & HL_ADDR_MASK) << 4,
-                           .size = s->size_stack & 0xFFFFFFFFu,
-                           .counter = s->counter_category & ((1ull << 40) - 1),
-                           .serial = (uint32_t)(s->addr_serial >> HL_ADDR_BITS),
-                           .stack = (uint32_t)(s->size_stack >> 32),
-                           .category = (uint32_t)(s->counter_category >> 40)};
+                           .counter = s->counter_info & ((1ull << 40) - 1),
+                           .serial = (uint32_t)(s->addr_serial >> HL_ADDR_BITS)};
+  hl_info_get((uint32_t)(s->counter_info >> 40), &out->size, &out->stack, &out->category);
 }
 
 static inline size_t table_bytes(uint32_t capacity, int big) { return (size_t)capacity * stride(big); }
 
 static int grow(struct hl_table *t, int big) {
-  uint64_t capacity = t->capacity ? (uint64_t)t->capacity + t->capacity / 2 : HL_SHARD_START;
+  uint64_t capacity = t->capacity ? (uint64_t)t->capacity + t->capacity / 4 : HL_SHARD_START;
   if (capacity > (1u << HL_INDEX_BITS)) return 0;  // a scan's reference names a slot in 23 bits
   void *slots = hl_map(table_bytes((uint32_t)capacity, big));
   if (!slots) return 0;
@@ -239,8 +239,10 @@ HL_HOOK int hl_live_peek(uint64_t addr, uint32_t serial, uint64_t counter, uint6
   return ok;
 }
 
-// A category too large for a compact slot moves the block to the side table.
-HL_HOOK int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category) {
+// `info` is the block's info with the new category, or 0 when there was no room for it: then
+// the block moves to the side table.
+HL_HOOK int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category,
+                                 uint32_t info) {
   struct hl_shard *s = shard_of(addr);
   hl_spin_lock(&s->lock);
   uint32_t j;
@@ -248,12 +250,13 @@ HL_HOOK int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t categ
   int big = locate(s, addr, &j);
   if (big >= 0) unpack(&s->table[big], big, j, &blk);
   int ok = big >= 0 && blk.counter == counter;
-  if (ok && !big && category < (1u << 24)) {
+  if (ok && !big && info) {
     struct hl_slot *slot = slot_at(&s->table[0], 0, j);
-    slot->counter_category = blk.counter | (uint64_t)category << 40;
+    slot->counter_info = blk.counter | (uint64_t)info << 40;
   } else if (ok) {
     erase(&s->table[big], big, j);
     blk.category = category;
+    blk.info = info;
     if (!store(s, &blk)) hl_lost(HL_LOST_MEMORY);
   }
   hl_spin_unlock(&s->lock);
@@ -310,6 +313,7 @@ void hl_live_clear(void) {
     }
     hl_spin_unlock(&s->lock);
   }
+  hl_infos_reset();
 }
 
 static void add_usable(const struct hl_block *blk, uint32_t ref, void *context) {
@@ -340,7 +344,7 @@ uint64_t hl_live_usable_bytes(uint64_t (*usable)(uint64_t addr, uint64_t size, v
   return sums.bytes;
 }
 
-// What the table costs: the bytes it has mapped, and the blocks it holds. The memory of every
+// What the table costs: the bytes it and the infos have mapped, and the blocks it holds. The memory of every
 // block, all in, is bytes / blocks.
 void hl_live_memory(uint64_t *bytes, uint64_t *blocks) {
   uint64_t mapped = 0, held = 0;
@@ -353,7 +357,7 @@ void hl_live_memory(uint64_t *bytes, uint64_t *blocks) {
     }
     hl_spin_unlock(&s->lock);
   }
-  *bytes = mapped;
+  *bytes = mapped + hl_infos_memory();
   *blocks = held;
 }
 
