@@ -13,7 +13,7 @@
 #define HL_HOOK __attribute__((section("hl_text")))
 
 enum { HL_DEFAULT_DEPTH = 64, HL_MAX_DEPTH = 256, HL_BUFFER_BYTES = 64 * 1024,
-       HL_NODE_CACHE = 4096, HL_INFO_CACHE_BITS = 10 };
+       HL_NODE_CACHE = 4096, HL_INFO_CACHE_BITS = 10, HL_TIME_GRAIN = 1024 };
 
 // Recording state of the process, read by every hook.
 enum hl_state { HL_UNINIT = 0, HL_OFF = 1, HL_ON = 2, HL_STOPPING = 3 };

@@ -1,6 +1,6 @@
 // The disk fills up under the shim: the file size limit is set to 64 KiB (SIGXFSZ ignored, so
-// writes past it fail with EFBIG, as they would with ENOSPC), then 200,000 blocks of 24 bytes
-// are made and kept, far more than 64 KiB of trace. The program must run on unharmed.
+// writes past it fail with EFBIG, as they would with ENOSPC), then 2,000,000 blocks of 24
+// bytes are made and kept, far more than 64 KiB of trace. The program must run on unharmed.
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@ int main(void) {
   struct rlimit limit = {64 * 1024, 64 * 1024};
   setrlimit(RLIMIT_FSIZE, &limit);
   long sum = 0;
-  for (long i = 0; i < 200000; i++) {
+  for (long i = 0; i < 2000000; i++) {
     long *p = malloc(24);
     *p = i;
     sum += *p;
