@@ -22,7 +22,8 @@ extern unsigned hl_depth;
 
 // Trace record tags and chunk kinds (TraceFormat.md).
 enum { HL_TAG_ALLOC = 1, HL_TAG_FREE = 2, HL_TAG_STACK = 3, HL_TAG_CATEGORY = 4,
-       HL_TAG_MODULE = 5, HL_TAG_RSS = 6, HL_TAG_MARK = 7, HL_TAG_LOST = 8 };
+       HL_TAG_MODULE = 5, HL_TAG_RSS = 6, HL_TAG_MARK = 7, HL_TAG_LOST = 8,
+       HL_TAG_FREE_NEAR = 0x0A };
 enum { HL_TAG_BACKING_ALLOC = 0x20, HL_TAG_BACKING_FREE = 0x21, HL_TAG_WARNING = 0x22,
        HL_TAG_WARNING_RESPONSE = 0x23, HL_TAG_FOOTPRINT = 0x24, HL_TAG_MEMORY_LIMIT = 0x25,
        HL_TAG_SAMPLING = 0x26, HL_TAG_COUNTS = 0x27 };
@@ -67,6 +68,7 @@ struct hl_buffer {
   uint64_t emit_next;  // counter of the next ALLOC this buffer will write
   uint64_t next_alloc;  // counter of the next allocation this thread makes
   uint64_t last_addr;
+  uint64_t last_freed;  // alloc counter of the chunk's previous FREE_NEAR
   uint32_t cache_depth;  // the previous stack, to resume the trie walk where it differs
   void *cache_pcs[HL_MAX_DEPTH];
   uint32_t cache_ids[HL_MAX_DEPTH];

@@ -29,6 +29,7 @@ public struct ChunkBuilder: Sendable {
   private var payload = ByteWriter()
   private var lastTime: UInt64?
   private var previousAddress: UInt64 = 0
+  private var previousFreed: UInt64?
 
   /// Creates an empty chunk for thread `threadSerial`.
   public init(
@@ -70,14 +71,18 @@ public struct ChunkBuilder: Sendable {
 
   /// Appends a FREE of the allocation `id`, which any thread may have made.
   public mutating func free(at time: UInt64, _ id: AllocID) {
-    payload.appendUInt8(RecordTag.free.rawValue)
-    payload.appendVarint(delta(to: time))
     let next = firstAllocCounter + allocCount
     if id.threadSerial == threadSerial && id.counter < next {
-      // The chunk's own thread: serial 0 and the age, as the shim writes it.
-      payload.appendVarint(0)
-      payload.appendVarint(next - id.counter)
+      // The chunk's own thread: FREE_NEAR, the counter's delta from the previous one, as the
+      // shim writes it.
+      payload.appendUInt8(RecordTag.freeNear.rawValue)
+      payload.appendVarint(delta(to: time))
+      let previous = previousFreed ?? firstAllocCounter
+      payload.appendSignedVarint(Int64(bitPattern: id.counter &- previous))
+      previousFreed = id.counter
     } else {
+      payload.appendUInt8(RecordTag.free.rawValue)
+      payload.appendVarint(delta(to: time))
       payload.appendVarint(UInt64(id.threadSerial))
       payload.appendVarint(id.counter)
     }

@@ -10,6 +10,8 @@ struct ChunkCursor {
   /// The time of the latest timed record decoded, or the base time.
   private(set) var time: UInt64
   private var previousAddress: UInt64 = 0
+  /// The alloc counter of the previous FREE_NEAR, or the chunk's first.
+  private var previousFreed: UInt64
   private var allocCount: UInt64 = 0
   private var recordCount: UInt64 = 0
 
@@ -29,6 +31,7 @@ struct ChunkCursor {
     self.endTime = endTime
     self.cursor = ByteCursor(payload)
     self.time = chunk.baseTime
+    self.previousFreed = chunk.firstAllocCounter
   }
 
   /// Decodes records up to and including the next timed one, and returns it as an event;
@@ -98,6 +101,8 @@ extension ChunkCursor {
       return .alloc(try decodeAlloc())
     case .free:
       return .free(try decodeFree())
+    case .freeNear:
+      return .free(try decodeFreeNear())
     case .rss:
       time &+= try cursor.readVarint()
       return .rss(RSSSample(time: time, residentBytes: try cursor.readVarint()))
@@ -165,6 +170,19 @@ extension ChunkCursor {
       return FreeEvent(time: time, id: id, threadSerial: chunk.threadSerial)
     }
     let id = AllocID(threadSerial: threadSerial, counter: counter)
+    return FreeEvent(time: time, id: id, threadSerial: chunk.threadSerial)
+  }
+
+  /// A free of the chunk's own thread, named by its alloc counter's delta from the previous one.
+  private mutating func decodeFreeNear() throws -> FreeEvent {
+    time &+= try cursor.readVarint()
+    let counter = previousFreed &+ UInt64(bitPattern: try cursor.readSignedVarint())
+    let next = chunk.firstAllocCounter &+ allocCount
+    guard counter < next else {
+      throw MalformedRecord(detail: "a free names allocation \(counter), not yet made at \(next)")
+    }
+    previousFreed = counter
+    let id = AllocID(threadSerial: chunk.threadSerial, counter: counter)
     return FreeEvent(time: time, id: id, threadSerial: chunk.threadSerial)
   }
 

@@ -56,6 +56,7 @@ enum RecordTag: UInt8 {
   case mark = 0x07
   case lost = 0x08
   case swiftType = 0x09
+  case freeNear = 0x0A
   case leakScan = 0x10
   case leakBlock = 0x11
   case leakEdge = 0x12
