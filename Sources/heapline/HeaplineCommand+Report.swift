@@ -1,5 +1,6 @@
 import ArgumentParser
 import HeaplineAnalysis
+import HeaplinePprof
 import HeaplineTrace
 
 extension HeaplineCommand {
@@ -65,10 +66,12 @@ extension HeaplineCommand {
 
     func validate() throws {
       guard !files.isEmpty else { throw ValidationError("give the trace file to report") }
-      if files.count > 1, format != .text || by != .stack || sort != .peak {
+      if files.count > 1 || files.first.map(MergedProfile.isMerged(path:)) == true,
+        format != .text || by != .stack || sort != .peak
+      {
         throw ValidationError(
-          "several traces are reported as text, stacks ranked by bytes live; --format json,"
-            + " --by and --sort take one trace")
+          "several traces, or a merged profile, are reported as text, stacks ranked by bytes"
+            + " live; --format json, --by and --sort take one trace")
       }
       guard top >= 0 else { throw ValidationError("--top must be 0 or more, not \(top)") }
       guard categories >= 0 else {
@@ -80,7 +83,9 @@ extension HeaplineCommand {
     }
 
     func run() throws {
-      guard files.count == 1 else { return try reportRuns() }
+      guard files.count == 1, !MergedProfile.isMerged(path: files[0]) else {
+        return try reportRuns()
+      }
       let file = files[0]
       let reader = try TraceInput.open(file)
       try TraceInput.checkInstant(upTo, option: "--at", in: reader)

@@ -12,6 +12,6 @@ struct HeaplineCommand: ParsableCommand {
     version: "0.1.0",
     subcommands: [
       Record.self, Report.self, Timeline.self, Objects.self, Diff.self, Export.self, Leaks.self,
-      View.self, Lint.self, Retainers.self,
+      View.self, Lint.self, Retainers.self, Merge.self,
     ])
 }

@@ -20,9 +20,13 @@ struct RunsReport {
     var lines = ["Heapline report for \(runs.count) runs, stacks matched by function and line"]
     for (number, run) in runs.enumerated() {
       let when = run.peakTime.map { " at \(TimeText.duration($0))" } ?? ""
+      let sampled = run.sampleMeanBytes.map {
+        "; sampled every \(ByteCountText.grouped($0)) bytes on average, so its stacks' and"
+          + " categories' figures are estimates"
+      }
       lines.append(
         "  Run \(number + 1): '\(run.path)', \(TimeText.duration(run.durationNanoseconds)),"
-          + " peak \(Self.bytes(run.peakLiveBytes)) live\(when)")
+          + " peak \(Self.bytes(run.peakLiveBytes)) live\(when)\(sampled ?? "")")
     }
     if let at {
       lines.append("  Statistics as they stood at \(TimeText.duration(at)) into each run")

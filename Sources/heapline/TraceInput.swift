@@ -9,6 +9,11 @@ enum TraceInput {
   /// Opens `path` and prints its notices on stderr, one line each: a trace cut short or
   /// without a trailer, lost events, a process that ended before the shim could finish.
   static func open(_ path: String) throws -> TraceReader {
+    if MergedProfile.isMerged(path: path) {
+      throw ValidationError(
+        "'\(path)' is a merged profile (heapline merge), which holds no events: heapline report"
+          + " and heapline export --format pprof read it; this command takes a trace")
+    }
     let reader = try TraceReader(path: path)
     for notice in try reader.notices() { CLIOutput.warning(notice) }
     return reader
@@ -65,6 +70,13 @@ extension TraceInput {
     of paths: [String], at seconds: Double?, frames: FrameOptions, symbolize: Bool
   ) throws -> HeapProfile {
     let profiles = try paths.map { path in
+      if MergedProfile.isMerged(path: path) {
+        guard seconds == nil else {
+          throw ValidationError(
+            "--at takes traces: '\(path)' is a merged profile, which holds its runs' ends")
+        }
+        return try MergedProfile.read(path: path, style: frames.style)
+      }
       let reader = try Self.open(path)
       try Self.checkInstant(seconds, option: "--at", in: reader)
       let statistics = try Statistics(

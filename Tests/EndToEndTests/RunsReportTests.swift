@@ -67,7 +67,7 @@ import Testing
     #expect(result.status == 64)
     #expect(
       result.stderr.split(separator: "\n").first.map(String.init)
-        == "heapline: several traces are reported as text, stacks ranked by bytes live;"
-        + " --format json, --by and --sort take one trace")
+        == "heapline: several traces, or a merged profile, are reported as text, stacks ranked"
+        + " by bytes live; --format json, --by and --sort take one trace")
   }
 }
