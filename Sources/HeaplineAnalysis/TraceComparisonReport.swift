@@ -2,11 +2,14 @@ import HeaplineTrace
 
 extension TraceComparison {
   /// The human-readable comparison: every category, and the `stackLimit` stacks that changed
-  /// most (all for `nil`), frames innermost first, written in `style`.
+  /// most (all for `nil`), frames innermost first, written in `style`; `notes` follow the
+  /// header, one line each (which figures are estimates).
   public func text(
-    pathA: String, pathB: String, stackLimit: Int?, style: FrameStyle = FrameStyle()
+    pathA: String, pathB: String, stackLimit: Int?, style: FrameStyle = FrameStyle(),
+    notes: [String] = []
   ) -> String {
     var lines = ["Persistent memory at exit: A = '\(pathA)', B = '\(pathB)'"]
+    lines += notes.map { "  " + $0 }
     let total = categories.reduce(into: Row(key: "", frames: [])) { sum, row in
       sum.bytesA &+= row.bytesA
       sum.countA &+= row.countA

@@ -70,21 +70,30 @@ extension HeaplineCommand {
         let report = GrowthReport(growth: growth, symbolizer: symbolizer, stackLimit: limit)
         text = format == .text ? report.text(path: files[0], style: frames.style) : report.csv()
       } else {
-        let profiles = try files.map { path in
+        var notes: [String] = []
+        let profiles = try zip(["A", "B"], files).map { name, path in
           let statistics = try Statistics(
             reader: TraceInput.open(path), options: StackProfile.statisticsOptions)
+          if let weight = statistics.sampleWeight {
+            notes.append(
+              "\(name) was sampled every \(ByteCountText.grouped(weight.meanBytes)) bytes on"
+                + " average (--sample-bytes): its figures are estimates")
+          }
           return (
             StackProfile(statistics: statistics, weights: [.live], symbolizer: symbolizer),
             statistics.categories
           )
         }
+        // CSV has no place for a note: it goes to stderr.
+        if format == .csv { notes.forEach { CLIOutput.note("diff: " + $0) } }
         let comparison = TraceComparison(
           a: profiles[0].0, aCategories: profiles[0].1, b: profiles[1].0,
           bCategories: profiles[1].1)
         text =
           format == .text
           ? comparison.text(
-            pathA: files[0], pathB: files[1], stackLimit: limit, style: frames.style)
+            pathA: files[0], pathB: files[1], stackLimit: limit, style: frames.style,
+            notes: notes)
           : comparison.csv()
       }
       var sink = try FileOutput(path: output, inputs: files)

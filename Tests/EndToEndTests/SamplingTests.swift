@@ -143,6 +143,34 @@ import Testing
     }
   }
 
+  @Test func diffAndSeveralRunsSayWhichRunsFiguresAreEstimates() throws {
+    let dir = try Harness.temporaryDirectory()
+    let (sampled, _) = try record(in: dir)
+    let full = try RunsReportTests.record(["100", "48", "0", "0"], name: "full", in: dir)
+    let note =
+      "A was sampled every 65,536 bytes on average (--sample-bytes): its figures are estimates"
+    let text = try Harness.heapline(["diff", sampled.path, full, "--no-symbolize"])
+    #expect(text.status == 0, "\(text.stderr)")
+    #expect(text.stdout.split(separator: "\n").dropFirst().first.map(String.init) == "  " + note)
+    #expect(!text.stdout.contains("B was sampled"))
+    let csv = try Harness.heapline([
+      "diff", sampled.path, full, "--format", "csv", "--no-symbolize",
+    ])
+    #expect(csv.status == 0)
+    #expect(csv.stderr == "heapline: diff: \(note)\n")
+    let runs = try Harness.heapline(["report", full, sampled.path, "--no-symbolize"])
+    #expect(runs.status == 0)
+    let lines = runs.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.filter { $0.contains("sampled every") }.count == 1)
+    #expect(
+      lines.contains {
+        $0.hasPrefix("  Run 2: '\(sampled.path)'")
+          && $0.hasSuffix(
+            "; sampled every 65,536 bytes on average, so its stacks' and categories' figures"
+              + " are estimates")
+      })
+  }
+
   @Test func aLeakScanIsRefusedWhenAskedForAndLeaksSaysTheTraceHasNone() throws {
     let dir = try Harness.temporaryDirectory()
     // Asked for both: a one-line usage error, and the program does not run
