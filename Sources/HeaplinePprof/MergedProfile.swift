@@ -19,9 +19,13 @@ public enum MergedProfile {
   /// bound on what a damaged file can make the reader allocate.
   static let maximumBodyBytes = 1 << 30
 
-  /// Whether the file at `path` starts as a merged file does; `false` when it cannot be read.
+  /// Whether the file at `path` starts as a merged file does; `false` when it cannot be read
+  /// or is not a regular file (a FIFO would block the read: the trace reader refuses it).
   public static func isMerged(path: String) -> Bool {
-    guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+    let type = try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType
+    guard type == .typeRegular, let handle = FileHandle(forReadingAtPath: path) else {
+      return false
+    }
     defer { try? handle.close() }
     return (try? handle.read(upToCount: magic.count)).map { Array($0) == magic } ?? false
   }

@@ -32,6 +32,9 @@ public struct ByteCursor: Sendable {
   /// Whether every byte has been read.
   public var isAtEnd: Bool { position >= bytes.count }
 
+  /// The next byte, without reading it; `nil` at the end.
+  public func peekUInt8() -> UInt8? { position < bytes.count ? bytes[position] : nil }
+
   /// Reads one byte.
   public mutating func readUInt8() throws(Failure) -> UInt8 {
     guard position < bytes.count else { throw .truncated }

@@ -75,6 +75,35 @@ struct ChunkCursor {
     return nil
   }
 
+  /// Reads the rest of the chunk for its metadata records alone, with the chunk's checks: ALLOC
+  /// and FREE records, most of a chunk, are stepped over without becoming events.
+  mutating func drainMetadata(into metadata: inout TraceMetadata) throws(TraceError) {
+    while let tag = cursor.peekUInt8() {
+      let fields: Int
+      switch tag {
+      case RecordTag.alloc.rawValue: fields = 5
+      case RecordTag.freeNear.rawValue: fields = 2
+      case RecordTag.free.rawValue: fields = 3
+      default:
+        _ = try nextEvent(metadata: &metadata)
+        continue
+      }
+      let start = cursor.position
+      do {
+        _ = try cursor.readUInt8()
+        for _ in 0..<fields { _ = try cursor.readVarint() }
+      } catch .overlongVarint {
+        throw TraceError(
+          path: path, reason: .malformedRecord(location(of: start), "varint over 64 bits"))
+      } catch {
+        throw TraceError(path: path, reason: .truncatedRecord(location(of: start)))
+      }
+      recordCount &+= 1
+      if tag == RecordTag.alloc.rawValue { allocCount &+= 1 }
+    }
+    _ = try nextEvent(metadata: &metadata)  // at the end: the record count and alloc counter
+  }
+
   private func location(of start: Int) -> TraceError.RecordLocation {
     let isCompressed = chunk.encoding == .zstd
     let offset = isCompressed ? UInt64(start) : chunk.payloadOffset &+ UInt64(start)

@@ -60,7 +60,7 @@ extension TraceReader {
     var metadata = TraceMetadata()
     for chunk in chunks {
       var decoder = try cursor(for: chunk)
-      while try decoder.nextEvent(metadata: &metadata) != nil {}
+      try decoder.drainMetadata(into: &metadata)
     }
     return (metadata.stackNodes, metadata.modules)
   }
