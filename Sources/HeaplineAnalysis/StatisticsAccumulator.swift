@@ -108,12 +108,22 @@ struct StatisticsAccumulator {
     // the live figures stay consistent.
     if let previous = live.insert(alloc.id, block) { retire(previous) }
     let (bytes, count) = weigh(alloc.size)
-    stackCounters[Int(block.stackSlot)].allocate(bytes, count: count, epoch: peakEpoch)
-    categoryCounters[Int(block.categorySlot)].allocate(bytes, count: count, epoch: peakEpoch)
+    if alloc.isCarriedOver {
+      stackCounters[Int(block.stackSlot)].carry(bytes, count: count, epoch: peakEpoch)
+      categoryCounters[Int(block.categorySlot)].carry(bytes, count: count, epoch: peakEpoch)
+    } else {
+      stackCounters[Int(block.stackSlot)].allocate(bytes, count: count, epoch: peakEpoch)
+      categoryCounters[Int(block.categorySlot)].allocate(bytes, count: count, epoch: peakEpoch)
+    }
     guard sampleWeight == nil else { return }  // the totals are the COUNTS records'
-    lastAllocation = (alloc.id, block.stackSlot)
-    totals.allocationCount &+= 1
-    totals.allocatedBytes &+= alloc.size
+    if alloc.isCarriedOver {
+      totals.carriedOverBlocks &+= 1
+      totals.carriedOverBytes &+= alloc.size
+    } else {
+      lastAllocation = (alloc.id, block.stackSlot)
+      totals.allocationCount &+= 1
+      totals.allocatedBytes &+= alloc.size
+    }
     totals.liveBytes &+= alloc.size
     totals.liveBlocks &+= 1
     notePeak(time: alloc.time)

@@ -22,6 +22,13 @@ struct UsageCounter {
     totalCount &+= count
   }
 
+  /// A block live when a rotated file began: live, but not one of the file's allocations.
+  mutating func carry(_ size: UInt64, count: UInt64 = 1, epoch: UInt64) {
+    saveIfNeeded(epoch: epoch)
+    liveBytes &+= size
+    liveCount &+= count
+  }
+
   mutating func release(_ size: UInt64, count: UInt64 = 1, epoch: UInt64) {
     saveIfNeeded(epoch: epoch)
     liveBytes &-= size

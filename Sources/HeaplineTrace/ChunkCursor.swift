@@ -98,6 +98,8 @@ extension ChunkCursor {
       return .alloc(try decodeAlloc())
     case .free:
       return .free(try decodeFree())
+    case .carried:
+      return .alloc(try decodeCarried())
     case .rss:
       time &+= try cursor.readVarint()
       return .rss(RSSSample(time: time, residentBytes: try cursor.readVarint()))
@@ -147,6 +149,22 @@ extension ChunkCursor {
     return AllocationEvent(
       time: time, id: id, address: Address(previousAddress), size: size, stack: stack,
       category: category)
+  }
+
+  /// CARRIED: a block live when a rotated file began, with its id spelled out.
+  private mutating func decodeCarried() throws -> AllocationEvent {
+    time &+= try cursor.readVarint()
+    let serial = try cursor.readVarint()
+    guard let threadSerial = UInt32(exactly: serial) else {
+      throw MalformedRecord(detail: "thread serial \(serial) exceeds 32 bits")
+    }
+    let id = AllocID(threadSerial: threadSerial, counter: try cursor.readVarint())
+    let size = try cursor.readVarint()
+    let stack = StackID(try cursor.readVarint())
+    let category = CategoryID(try cursor.readVarint())
+    return AllocationEvent(
+      time: time, id: id, address: Address(try cursor.readVarint()), size: size, stack: stack,
+      category: category, isCarriedOver: true)
   }
 
   private mutating func decodeFree() throws -> FreeEvent {
