@@ -25,7 +25,8 @@ enum { HL_TAG_ALLOC = 1, HL_TAG_FREE = 2, HL_TAG_STACK = 3, HL_TAG_CATEGORY = 4,
        HL_TAG_MODULE = 5, HL_TAG_RSS = 6, HL_TAG_MARK = 7, HL_TAG_LOST = 8 };
 enum { HL_TAG_BACKING_ALLOC = 0x20, HL_TAG_BACKING_FREE = 0x21, HL_TAG_WARNING = 0x22,
        HL_TAG_WARNING_RESPONSE = 0x23, HL_TAG_FOOTPRINT = 0x24, HL_TAG_MEMORY_LIMIT = 0x25,
-       HL_TAG_SAMPLING = 0x26, HL_TAG_COUNTS = 0x27, HL_TAG_CARRIED = 0x28 };
+       HL_TAG_SAMPLING = 0x26, HL_TAG_COUNTS = 0x27, HL_TAG_CARRIED = 0x28,
+       HL_TAG_CARRIED_COUNTS = 0x29 };
 enum { HL_MARK_GENERATION = 1, HL_MARK_WARNING = 2 };
 enum { HL_CHUNK_EVENTS = 1, HL_CHUNK_TRAILER = 2 };
 enum { HL_END_EXIT = 0, HL_END_API = 1, HL_END_WRITE_FAILED = 2, HL_END_MEMORY_LIMIT = 3,
@@ -232,6 +233,7 @@ HL_HIDDEN void hl_sample_free(void *p);
 HL_HIDDEN void *hl_sample_realloc(void *old, size_t size);
 void hl_counts_emit(struct hl_buffer *b, struct hl_counts *c, uint64_t now);
 void hl_counts_attach(struct hl_buffer *b);
+void hl_counts_emit_carried(struct hl_buffer *b, uint64_t now);  // rotate.c, every buffer held
 
 // fds.c: the shim's descriptors sit at the top of the program's range, close-on-exec.
 int hl_fd_park(int fd);

@@ -103,6 +103,7 @@ static void emit_carried(const struct hl_block *blk, uint32_t ref, void *context
 static void start_file(struct hl_buffer *b, uint64_t now) {
   if (hl_sample_bytes) hl_emit_sampling(b, hl_sample_bytes);  // at time 0, as in every trace
   hl_emit_rss(b, now, hl_read_rss());
+  if (hl_sample_bytes) hl_counts_emit_carried(b, now);
   hl_categories_emit_all(b);
   hl_swift_begin();  // every Swift type name again
   hl_modules_emit_if_changed(b, 1);

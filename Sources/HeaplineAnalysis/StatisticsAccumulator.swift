@@ -71,6 +71,12 @@ struct StatisticsAccumulator {
       case .sampling(let meanBytes) where meanBytes > 0:
         sampleWeight = SampleWeight(meanBytes: meanBytes)
       case .counts(let counts): count(counts, time: event.time)
+      case .carriedCounts(let bytes, let blocks):
+        countedLive.bytes &+= bytes
+        countedLive.blocks &+= blocks
+        totals.liveBytes = UInt64(max(0, countedLive.bytes))
+        totals.liveBlocks = UInt64(max(0, countedLive.blocks))
+        notePeak(time: event.time)
       default: memory.apply(event)
       }
     }

@@ -10,6 +10,8 @@ struct UsageCounter {
   var liveCount: UInt64 = 0
   var totalBytes: UInt64 = 0
   var totalCount: UInt64 = 0
+  /// Blocks live when a rotated file began (see ``carry(_:count:epoch:)``).
+  var carriedCount: UInt64 = 0
   private var savedEpoch: UInt64 = 0
   private var savedBytes: UInt64 = 0
 
@@ -27,6 +29,7 @@ struct UsageCounter {
     saveIfNeeded(epoch: epoch)
     liveBytes &+= size
     liveCount &+= count
+    carriedCount &+= count
   }
 
   mutating func release(_ size: UInt64, count: UInt64 = 1, epoch: UInt64) {

@@ -130,7 +130,7 @@ extension ChunkCursor {
       try LeakRecords.decode(tag, from: &cursor, into: &metadata)
     case .backingAlloc, .backingFree:
       return .backingStore(try decodeBackingStore(isAllocation: tag == .backingAlloc))
-    case .warning, .warningResponse, .footprint, .memoryLimit, .sampling, .counts:
+    case .warning, .warningResponse, .footprint, .memoryLimit, .sampling, .counts, .carriedCounts:
       return .memory(try decodeMemory(tag))
     }
     return nil
@@ -244,6 +244,9 @@ extension ChunkCursor {
           allocatorFreeBytes: try cursor.readVarint()))
     case .sampling:
       detail = .sampling(meanBytes: try cursor.readVarint())
+    case .carriedCounts:
+      let bytes = try cursor.readSignedVarint()
+      detail = .carriedCounts(usableBytes: bytes, blocks: try cursor.readSignedVarint())
     case .counts:
       detail = .counts(
         AllocationCounts(

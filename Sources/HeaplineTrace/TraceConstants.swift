@@ -71,4 +71,5 @@ enum RecordTag: UInt8 {
   case sampling = 0x26
   case counts = 0x27
   case carried = 0x28
+  case carriedCounts = 0x29
 }
