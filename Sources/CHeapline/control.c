@@ -242,6 +242,8 @@ int hl_end_for_exec(void) {
   if (on) hl_end(HL_END_EXEC);
   hl_spin_unlock(&hl_control_lock);
   if (!on) return 0;
+  // Rotated files have names of their own: the next program's numbering goes on after them.
+  if (hl_rotate_current()) return 1;
   char aside[sizeof hl_trace_path + 16];
   for (uint32_t n = hl_shared->exec_last + 1; n < 1000000; n++) {
     snprintf(aside, sizeof aside, "%s.%u", hl_trace_path, n);

@@ -217,6 +217,7 @@ const char *hl_rotate_first_path(const char *path, int in_process);  // the file
 void hl_rotate_poll(uint64_t now);  // on the shim's thread
 void hl_rotate_stop(void);          // before the recording ends
 void hl_rotate_forget(void);        // in a fork child
+const char *hl_rotate_current(void);  // the file being written when rotating, else NULL
 
 // options.c: every HEAPLINE_* setting, read once at load; then the environment is scrubbed.
 void hl_options_load(void);

@@ -10,9 +10,13 @@
 // type names, every stack node, the sampling record and one CARRIED record per live block (its
 // original id, size, stack and category, at the file's start time), which readers count as live
 // but not as an allocation of the file.
+#include <dirent.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,6 +65,41 @@ static int name_file(uint32_t sequence) {
   return n > 0 && (size_t)n < sizeof hl_current;
 }
 
+// The highest sequence number of BASE.NNNN-….trace in the base's directory, 0 when none: a
+// program that an exec'd one replaced, or an earlier in-process recording to the same path, left
+// those, and the numbering goes on after them rather than writing over them. Read with
+// getdents64 into a buffer on the stack: opendir would allocate in the program's heap.
+static uint32_t highest_existing(void) {
+  const char *slash = strrchr(hl_base, '/');
+  char directory[HL_NAME_MAX] = ".";
+  if (slash) {
+    size_t len = slash == hl_base ? 1 : (size_t)(slash - hl_base);
+    memcpy(directory, hl_base, len);
+    directory[len] = 0;
+  }
+  const char *stem = slash ? slash + 1 : hl_base;
+  size_t n = strlen(stem);
+  int fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buffer[4096];
+  uint32_t best = 0;
+  long got;
+  while ((got = syscall(SYS_getdents64, fd, buffer, sizeof buffer)) > 0) {
+    for (long at = 0; at < got;) {
+      struct dirent64 *entry = (struct dirent64 *)(buffer + at);
+      const char *name = entry->d_name;
+      if (strncmp(name, stem, n) == 0 && name[n] == '.' && name[n + 1] >= '0' &&
+          name[n + 1] <= '9') {
+        unsigned long seq = strtoul(name + n + 1, NULL, 10);
+        if (seq > best && seq < UINT32_MAX) best = (uint32_t)seq;
+      }
+      at += entry->d_reclen;
+    }
+  }
+  close(fd);
+  return best;
+}
+
 const char *hl_rotate_first_path(const char *path, int in_process) {
   long seconds = hl_option_long("HEAPLINE_ROTATE_SECONDS", 0, 1, 1L << 30);
   hl_period_ns = (uint64_t)seconds * 1000000000u;
@@ -72,7 +111,7 @@ const char *hl_rotate_first_path(const char *path, int in_process) {
   memcpy(hl_base, path, len);
   hl_base[len] = 0;
   hl_in_process = in_process;
-  hl_sequence = 1;
+  hl_sequence = highest_existing() + 1;
   hl_next_ns = hl_period_ns;
   return name_file(hl_sequence) ? hl_current : path;
 }

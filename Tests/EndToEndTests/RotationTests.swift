@@ -98,6 +98,21 @@ import Testing
     #expect(export.status == 0, "\(export.stderr)")
   }
 
+  @Test func aForkedChildNeitherRotatesNorWritesTheParentsFiles() throws {
+    // Given a program that forks after phase one, whose child allocates 1,000 × 3,000 B and
+    // lives until the parent's third file exists
+    let dir = try Harness.temporaryDirectory()
+    let (files, result) = try record("fork", in: dir)
+    #expect(result.status == 0, "\(result.stderr)")
+    try #require(files.count >= 3)
+    // Then the files are numbered without a gap or a repeat, and each holds the parent's
+    // figures exactly, and nothing of the child's
+    for (index, file) in files.enumerated() {
+      #expect(file.contains(String(format: "/server.%04d-", index + 1)))
+    }
+    for (file, expected) in zip(files, Self.files) { try check(file, against: expected) }
+  }
+
   @Test func everyAnalysisOpensAMiddleFileAlone() throws {
     // Given the second file of a rotated recording
     let dir = try Harness.temporaryDirectory()

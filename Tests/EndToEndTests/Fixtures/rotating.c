@@ -7,6 +7,8 @@
 // then it exits 0 ("exit"), printing "usable A B C", the usable sizes of the three phases'
 // blocks (for a sampled recording's live usable bytes), or kills itself with SIGKILL ("kill"). A phase that did not end in the
 // file it began in (the machine stopped the program for a whole period) exits 75 and says so.
+// "fork" is "exit" with a child forked after phase one that makes 500 × 3,000 B, waits until the
+// parent's file 3 exists, makes 500 more and exits through exit(): none of it may reach a trace.
 // It calls nothing that allocates but its own mallocs: no stdio, no opendir.
 #include <fcntl.h>
 #include <malloc.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -64,6 +67,7 @@ static void check_still_in(int k) {
 }
 
 static void *one[100], *two[50], *three[20];
+static void *volatile sink;  // the child's blocks, kept from the optimizer
 
 __attribute__((noinline)) static void phase_one(void) {
   for (int i = 0; i < 100; i++) one[i] = malloc(4096);
@@ -100,6 +104,13 @@ int main(int argc, char **argv) {
   wait_for_file(1);
   phase_one();
   check_still_in(1);
+  pid_t child = strcmp(argv[2], "fork") == 0 ? fork() : -1;
+  if (child == 0) {
+    for (int i = 0; i < 500; i++) sink = malloc(3000);
+    wait_for_file(3);
+    for (int i = 0; i < 500; i++) sink = malloc(3000);
+    exit(0);
+  }
   wait_for_file(2);
   phase_two();
   check_still_in(2);
@@ -107,6 +118,8 @@ int main(int argc, char **argv) {
   phase_three();
   check_still_in(3);
   if (strcmp(argv[2], "kill") == 0) raise(SIGKILL);
+  int status = 0;
+  if (child > 0 && (waitpid(child, &status, 0) != child || status != 0)) return 3;
   char line[128] = "usable";
   size_t at = 6;
   put_number(line, &at, malloc_usable_size(one[99]));
