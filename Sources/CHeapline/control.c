@@ -35,6 +35,7 @@ static void hl_fork_child(void) {
   hl_shared_detach_in_child();
   hl_sampler_forget();
   hl_pressure_after_fork_child();
+  hl_rotate_forget();
   hl_writer_abandon();
 }
 
@@ -42,7 +43,7 @@ static int hl_begin(const char *path, unsigned depth, int in_process) {
   hl_depth = depth ? (depth > HL_MAX_DEPTH ? HL_MAX_DEPTH : depth) : HL_DEFAULT_DEPTH;
   hl_start_ns = hl_monotonic_ns();
   hl_shared_begin();
-  int err = hl_writer_open(path, in_process);
+  int err = hl_writer_open(hl_rotate_first_path(path, in_process), in_process);
   if (err) return err;
   hl_threads_init();
   hl_stacks_init();
@@ -67,6 +68,7 @@ static int hl_begin(const char *path, unsigned depth, int in_process) {
 }
 
 static void hl_end(int reason) {
+  hl_rotate_stop();
   hl_pressure_quiesce();
   // Measured while recording: once it stops, frees no longer leave the live table first.
   struct hl_footprint footprint;
@@ -151,6 +153,7 @@ __attribute__((constructor)) static void hl_constructor(void) {
 
 __attribute__((destructor)) static void hl_destructor(void) {
   if (atomic_load(&hl_state) != HL_ON) return;
+  hl_rotate_stop();  // the exit's scan goes in the last file
   hl_leaks_at_exit();  // with the recording still on (HEAPLINE_LEAKS_AT_EXIT)
   hl_tls.guard++;
   hl_end(HL_END_EXIT);
@@ -239,6 +242,8 @@ int hl_end_for_exec(void) {
   if (on) hl_end(HL_END_EXEC);
   hl_spin_unlock(&hl_control_lock);
   if (!on) return 0;
+  // Rotated files have names of their own: the next program's numbering goes on after them.
+  if (hl_rotate_current()) return 1;
   char aside[sizeof hl_trace_path + 16];
   for (uint32_t n = hl_shared->exec_last + 1; n < 1000000; n++) {
     snprintf(aside, sizeof aside, "%s.%u", hl_trace_path, n);

@@ -26,11 +26,12 @@ enum { HL_TAG_ALLOC = 1, HL_TAG_FREE = 2, HL_TAG_STACK = 3, HL_TAG_CATEGORY = 4,
        HL_TAG_FREE_NEAR = 0x0A };
 enum { HL_TAG_BACKING_ALLOC = 0x20, HL_TAG_BACKING_FREE = 0x21, HL_TAG_WARNING = 0x22,
        HL_TAG_WARNING_RESPONSE = 0x23, HL_TAG_FOOTPRINT = 0x24, HL_TAG_MEMORY_LIMIT = 0x25,
-       HL_TAG_SAMPLING = 0x26, HL_TAG_COUNTS = 0x27 };
+       HL_TAG_SAMPLING = 0x26, HL_TAG_COUNTS = 0x27, HL_TAG_CARRIED = 0x28,
+       HL_TAG_CARRIED_COUNTS = 0x29 };
 enum { HL_MARK_GENERATION = 1, HL_MARK_WARNING = 2 };
 enum { HL_CHUNK_EVENTS = 1, HL_CHUNK_TRAILER = 2 };
 enum { HL_END_EXIT = 0, HL_END_API = 1, HL_END_WRITE_FAILED = 2, HL_END_MEMORY_LIMIT = 3,
-       HL_END_EXEC = 5 };
+       HL_END_EXEC = 5, HL_END_ROTATED = 6 };
 enum { HL_CAT_SWIFT_CLASS = 1, HL_CAT_CLOSURE = 2, HL_CAT_BOX = 3, HL_CAT_SCOPE = 4,
        HL_CAT_SWIFT_OTHER = 5, HL_CAT_BACKING = 6 };
 #define HL_REGISTERED_CATEGORY 0x400u  // above every size class, and a 2-byte varint
@@ -182,6 +183,8 @@ int hl_writer_open(const char *path, int in_process);
 void hl_writer_chunk(int kind, struct hl_buffer *b, uint64_t base_time, const uint8_t *raw,
                      uint32_t len);
 void hl_writer_close(int reason);
+// Rotation: finishes the file (trailer, synced, closed) and opens `path` as the next one.
+int hl_writer_next(const char *path, int in_process);
 int hl_writer_failed(void);  // the errno of the write that failed, 0 when none did
 void hl_writer_abandon(void);  // in a fork child: close without writing
 
@@ -212,6 +215,13 @@ void hl_shared_detach_in_child(void);       // a fork child must never write the
 void hl_lost(int reason);
 void hl_lost_poll(struct hl_buffer *b, uint64_t now);  // LOST records for new losses
 
+// rotate.c: HEAPLINE_ROTATE_SECONDS, a new file every period.
+const char *hl_rotate_first_path(const char *path, int in_process);  // the file to open first
+void hl_rotate_poll(uint64_t now);  // on the shim's thread
+void hl_rotate_stop(void);          // before the recording ends
+void hl_rotate_forget(void);        // in a fork child
+const char *hl_rotate_current(void);  // the file being written when rotating, else NULL
+
 // options.c: every HEAPLINE_* setting, read once at load; then the environment is scrubbed.
 void hl_options_load(void);
 const char *hl_option(const char *name);  // NULL when unset
@@ -227,6 +237,7 @@ HL_HIDDEN void hl_sample_free(void *p);
 HL_HIDDEN void *hl_sample_realloc(void *old, size_t size);
 void hl_counts_emit(struct hl_buffer *b, struct hl_counts *c, uint64_t now);
 void hl_counts_attach(struct hl_buffer *b);
+void hl_counts_emit_carried(struct hl_buffer *b, uint64_t now);  // rotate.c, every buffer held
 
 // fds.c: the shim's descriptors sit at the top of the program's range, close-on-exec.
 int hl_fd_park(int fd);

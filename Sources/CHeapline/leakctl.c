@@ -148,6 +148,13 @@ static void release(struct hl_result *r) {
   memset(r, 0, sizeof *r);
 }
 
+// A rotation (rotate.c) holds the scan lock: a scan would stop its thread in the middle of one.
+int hl_leaks_try_hold(void) {
+  int expected = 0;
+  return atomic_compare_exchange_strong(&hl_scan_lock, &expected, 1);
+}
+void hl_leaks_release(void) { hl_spin_unlock(&hl_scan_lock); }
+
 // Runs a scan and writes it to the trace. `sp` and `regs` are the scanning thread's own stack
 // and registers when they are roots; 0 on the shim's thread, and at exit.
 static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t sp,

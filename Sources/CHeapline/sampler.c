@@ -88,6 +88,7 @@ static void *hl_main(void *arg) {
     nanosleep(&pause, NULL);
     hl_leaks_poll(hl_now());  // leak scans asked for by a signal or a timer
     if (alone()) exit_as_the_last_thread();
+    hl_rotate_poll(hl_now());
     if (++ticks % (hl_tick_ms / 10) != 0) continue;
     uint64_t now = hl_now(), rss = hl_read_rss();
     // Marks first: they carry earlier times (a signal's arrival, a timer's exact multiple),

@@ -62,7 +62,13 @@ static inline uint64_t usable_size(const void *p) {
 }
 
 // Reads HEAPLINE_SAMPLE_BYTES when a recording begins; 0 when it is unset.
+// What the COUNTS records written so far add up to: usable bytes and blocks live. A rotation
+// starts its next file with them (CARRIED_COUNTS), as it starts it with the sampled live blocks.
+static _Atomic uint64_t hl_written_usable, hl_written_blocks;
+
 void hl_sampling_begin(void) {
+  atomic_store(&hl_written_usable, 0);
+  atomic_store(&hl_written_blocks, 0);
   hl_sample_bytes = (uint64_t)hl_option_long("HEAPLINE_SAMPLE_BYTES", 0, 1, 1L << 40);
   if (hl_sample_bytes && !hl_filter) {
     hl_filter = hl_map((size_t)1 << HL_FILTER_BITS);
@@ -131,10 +137,30 @@ void hl_counts_emit(struct hl_buffer *b, struct hl_counts *c, uint64_t now) {
   hl_put_time(b, now);
   for (int i = 0; i < HL_COUNT_FIELDS; i++) {
     hl_put_varint(b, v[i] - c->sent[i]);
-    c->sent[i] = v[i];
   }
+  atomic_fetch_add_explicit(&hl_written_usable,
+                            (v[HL_COUNT_USABLE_IN] - c->sent[HL_COUNT_USABLE_IN]) -
+                                (v[HL_COUNT_USABLE_OUT] - c->sent[HL_COUNT_USABLE_OUT]),
+                            memory_order_relaxed);
+  atomic_fetch_add_explicit(&hl_written_blocks,
+                            (v[HL_COUNT_ALLOCS] - c->sent[HL_COUNT_ALLOCS]) -
+                                (v[HL_COUNT_FREES] - c->sent[HL_COUNT_FREES]),
+                            memory_order_relaxed);
+  for (int i = 0; i < HL_COUNT_FIELDS; i++) c->sent[i] = v[i];
   hl_commit_record(b);
   c->sent_time = now;
+}
+
+static uint64_t zigzag(uint64_t v) { return (v << 1) ^ (uint64_t)((int64_t)v >> 63); }
+
+// CARRIED_COUNTS: the live figures of every COUNTS record so far, signed (zigzag), at `now`.
+void hl_counts_emit_carried(struct hl_buffer *b, uint64_t now) {
+  hl_ensure(b, 1 + 3 * 10);
+  hl_put_u8(b, HL_TAG_CARRIED_COUNTS);
+  hl_put_time(b, now);
+  hl_put_varint(b, zigzag(atomic_load(&hl_written_usable)));
+  hl_put_varint(b, zigzag(atomic_load(&hl_written_blocks)));
+  hl_commit_record(b);
 }
 
 // A thread's own buffer, new to it: a flush may write its counts from now on. What it counted

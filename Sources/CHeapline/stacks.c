@@ -204,6 +204,15 @@ HL_HOOK uint32_t hl_intern_pcs(struct hl_buffer *b, void *const *pcs, uint32_t n
   return hl_intern_frames(b, frames, depth);
 }
 
+// For a rotation (rotate.c): every node as a STACK record, so the new file resolves every id.
+// The caller holds every buffer, so no thread is making nodes meanwhile.
+void hl_stacks_emit_all(struct hl_buffer *b) {
+  hl_spin_lock(&hl_stack_lock);
+  for (size_t i = 0; i < hl_capacity; i++)
+    if (hl_nodes[i].id) hl_emit_stack(b, hl_nodes[i].id, hl_nodes[i].parent, hl_nodes[i].pc);
+  hl_spin_unlock(&hl_stack_lock);
+}
+
 void hl_stacks_reset(void) {
   hl_spin_lock(&hl_stack_lock);
   if (hl_nodes) memset(hl_nodes, 0, hl_capacity * sizeof *hl_nodes);

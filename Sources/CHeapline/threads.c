@@ -21,6 +21,9 @@ static _Atomic uint32_t hl_buffer_count;  // own buffers made so far
 static _Atomic int hl_many_lock;
 static _Atomic uint32_t hl_next_serial = 1;
 _Atomic uint32_t hl_epoch = 1;  // advanced by every start, so threads drop stale buffers
+// A rotation holds every buffer (hl_hold_all); a thread taking a buffer for the first time counts
+// itself in `hl_attaching` and waits while `hl_holding_all` is up, so none slips in unseen.
+static _Atomic int hl_holding_all, hl_attaching;
 static pthread_key_t hl_exit_key;
 static int hl_have_key;
 
@@ -90,8 +93,22 @@ static struct hl_buffer *shared_buffer(uint32_t tid) {
   return b;
 }
 
+static struct hl_buffer *attach(uint32_t tid);
+
 static struct hl_buffer *hl_attach(void) {
   uint32_t tid = (uint32_t)syscall(SYS_gettid);
+  for (;;) {
+    atomic_fetch_add(&hl_attaching, 1);
+    if (HL_LIKELY(!atomic_load(&hl_holding_all))) break;
+    atomic_fetch_sub(&hl_attaching, 1);
+    while (atomic_load(&hl_holding_all)) sched_yield();
+  }
+  struct hl_buffer *b = attach(tid);
+  atomic_fetch_sub(&hl_attaching, 1);
+  return b;
+}
+
+static struct hl_buffer *attach(uint32_t tid) {
   struct hl_buffer *b = NULL;
   uint32_t count = atomic_load(&hl_buffer_count);
   for (uint32_t i = 0; i < count && i < HL_OWN_BUFFERS && !b; i++) {
@@ -199,11 +216,55 @@ void hl_flush_all(int final) {
   }
 }
 
+// For a rotation (rotate.c): takes every buffer, writing out what it holds, and keeps them all,
+// so that no thread is inside an event until hl_release_all. An owner busy for long (stopped by
+// a debugger) makes it give up, holding none, and return 0.
+int hl_hold_all(void) {
+  atomic_store(&hl_holding_all, 1);
+  while (atomic_load(&hl_attaching)) sched_yield();
+  for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++) {
+    struct hl_buffer *b = atomic_load(&hl_buffers[i]);
+    if (!b) continue;
+    for (unsigned tries = 0;; tries++) {
+      uint32_t expected = HL_BUF_IDLE;
+      if (atomic_compare_exchange_strong(&b->state, &expected, HL_BUF_FLUSHING)) {
+        hl_finish_pending_for_flush(b);
+        if (b->counts) hl_counts_emit(b, b->counts, hl_now());
+        hl_buffer_flush(b);
+        break;
+      }
+      if (expected == HL_BUF_FREE) break;  // no thread's: none can take it while this holds
+      if (tries > 100000) {
+        for (uint32_t j = 0; j < i; j++) {
+          struct hl_buffer *held = atomic_load(&hl_buffers[j]);
+          uint32_t flushing = HL_BUF_FLUSHING;
+          if (held) atomic_compare_exchange_strong(&held->state, &flushing, HL_BUF_IDLE);
+        }
+        atomic_store(&hl_holding_all, 0);
+        return 0;
+      }
+      sched_yield();
+    }
+  }
+  return 1;
+}
+
+void hl_release_all(void) {
+  for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++) {
+    struct hl_buffer *b = atomic_load(&hl_buffers[i]);
+    uint32_t flushing = HL_BUF_FLUSHING;
+    if (b) atomic_compare_exchange_strong(&b->state, &flushing, HL_BUF_IDLE);
+  }
+  atomic_store(&hl_holding_all, 0);
+}
+
 // The child of fork() has one thread and the parent's buffers, which in shared memory are the
 // very same pages: the child must not write to them, and drops them all unseen.
 void hl_threads_after_fork_child(void) {
   for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++)
     hl_shared_drop_buffer(atomic_exchange(&hl_buffers[i], NULL));
   atomic_store(&hl_buffer_count, 0);
+  atomic_store(&hl_holding_all, 0);
+  atomic_store(&hl_attaching, 0);
   hl_tls.buf = NULL;
 }

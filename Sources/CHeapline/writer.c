@@ -29,6 +29,10 @@ static dev_t hl_dev;
 static ino_t hl_ino;
 static _Atomic int hl_file_lock;
 static _Atomic int hl_failed;
+// Rotation: what the trailers of the recording's earlier files counted as lost, and whether an
+// open is the next file of the same recording (hl_writer_next).
+static uint64_t hl_lost_earlier;
+static int hl_rotating_open;
 
 // Compressors are few and shared: a context costs half a megabyte, too much for every thread.
 struct hl_compressor {
@@ -118,6 +122,7 @@ int hl_writer_open(const char *path, int in_process) {
     close(fd);
     return S_ISREG(st.st_mode) ? err : EINVAL;  // a device or a pipe cannot hold a trace
   }
+  if (!hl_rotating_open) hl_lost_earlier = 0;
   memcpy(hl_path, path, len + 1);
   hl_dev = st.st_dev;
   hl_ino = st.st_ino;
@@ -143,7 +148,8 @@ int hl_writer_open(const char *path, int in_process) {
   put16(h + 10, HL_HEADER_BYTES);
   put32(h + 12, (uint32_t)getpid());
   put64(h + 16, hl_start_ns);
-  put64(h + 24, (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec);
+  // The wall-clock time of the recording's start: a rotated file's times count from it too.
+  put64(h + 24, (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec - hl_now());
   put32(h + 32, hl_depth);
   put32(h + 36, in_process ? 1 : 0);
   put32(h + 40, (uint32_t)sysconf(_SC_PAGESIZE));
@@ -216,9 +222,8 @@ void hl_writer_chunk(int kind, struct hl_buffer *b, uint64_t base_time, const ui
   if (c) atomic_store(&c->lock, 0);
 }
 
-void hl_writer_close(int reason) {
-  if (hl_fd < 0) return;
-  if (!atomic_load(&hl_failed)) {
+
+static void write_trailer(int reason) {
     const struct hl_commit *done = last_commit();
     uint64_t lost = 0;
     for (int r = 1; r < HL_LOST_REASONS; r++) lost += atomic_load(&hl_shared->lost[r]);
@@ -229,17 +234,40 @@ void hl_writer_close(int reason) {
     put64(t + 24, done->frees);
     put32(t + 32, (uint32_t)reason);
     put32(t + 36, 0xFFFFFFFFu);  // the exit status is the recorder's to know
-    put64(t + 40, lost);
+    put64(t + 40, lost - hl_lost_earlier);
+    hl_lost_earlier = lost;
     put32(t + 48, atomic_load(&hl_shared->flags));
     uint64_t stack_bytes, frames_cut;
     hl_stacks_memory(&stack_bytes, &frames_cut);
     put32(t + 56, (uint32_t)stack_bytes);  // at most 64 MiB (stacks.c)
     put32(t + 60, frames_cut > UINT32_MAX ? UINT32_MAX : (uint32_t)frames_cut);
     hl_writer_chunk(HL_CHUNK_TRAILER, NULL, hl_now(), t, sizeof t);
+}
+
+void hl_writer_close(int reason) {
+  if (hl_fd < 0) return;
+  if (!atomic_load(&hl_failed)) {
+    write_trailer(reason);
     if (!atomic_load(&hl_failed)) atomic_store(&hl_shared->state, HL_SHARED_FINISHED);
   }
   close(hl_fd);
   hl_fd = -1;
+}
+
+// The caller holds every buffer, so no chunk is on its way to the old file.
+int hl_writer_next(const char *path, int in_process) {
+  if (hl_fd < 0 || atomic_load(&hl_failed)) return EIO;
+  write_trailer(HL_END_ROTATED);
+  if (atomic_load(&hl_failed)) return EIO;
+  // Synced before the next file exists: a crash from here on leaves this one whole on disk.
+  fdatasync(hl_fd);
+  close(hl_fd);
+  hl_fd = -1;
+  hl_rotating_open = 1;
+  int err = hl_writer_open(path, in_process);
+  hl_rotating_open = 0;
+  if (err) hl_fail(err);
+  return err;
 }
 
 // In a fork child: its copy of the descriptor is no business of the child's program.

@@ -11,6 +11,11 @@ public struct AllocationTotals: Hashable, Sendable {
   public var unmatchedFreeCount: UInt64 = 0
   /// Sum of the sizes of all allocations.
   public var allocatedBytes: UInt64 = 0
+  /// Blocks live when the file began, carried over from the file before by a rotated
+  /// recording (`heapline record --rotate`): counted live, never as allocations.
+  public var carriedOverBlocks: UInt64 = 0
+  /// Their bytes.
+  public var carriedOverBytes: UInt64 = 0
   /// Sum of the sizes of all freed blocks.
   public var freedBytes: UInt64 = 0
   /// The most bytes live at any moment.

@@ -106,6 +106,8 @@ public struct JSONReportRenderer: ReportRenderer {
       ("allocations", .unsigned(totals.allocationCount)),
       ("frees", .unsigned(totals.freeCount)),
       ("unmatched_frees", .unsigned(totals.unmatchedFreeCount)),
+      ("carried_over_blocks", .unsigned(totals.carriedOverBlocks)),
+      ("carried_over_bytes", .unsigned(totals.carriedOverBytes)),
       ("allocated_bytes", .unsigned(totals.allocatedBytes)),
       ("freed_bytes", .unsigned(totals.freedBytes)),
       ("peak_live_bytes", .unsigned(totals.peakLiveBytes)),
@@ -185,6 +187,7 @@ public struct JSONReportRenderer: ReportRenderer {
     case .memoryLimit: "memory_limit"
     case .endedUnfinished: "ended_unfinished"
     case .exec: "exec"
+    case .rotated: "rotated"
     default: "reason_\(reason.rawValue)"
     }
   }

@@ -79,7 +79,7 @@ struct MemoryAccumulator {
       footprint = (event.time, value)
     case .limitExceeded(let limit):
       kill = MemoryLimitKill(time: event.time, limit: limit)
-    case .sampling, .counts:
+    case .sampling, .counts, .carriedCounts:
       break  // allocation figures: StatisticsAccumulator's
     }
   }

@@ -49,7 +49,8 @@ extension Statistics {
       return CategoryStatistics(
         id: id, kind: info.kind, name: info.name, persistentBytes: counter.liveBytes,
         persistentCount: whole(counter.liveCount),
-        transientCount: whole(counter.totalCount) &- whole(counter.liveCount),
+        transientCount: whole(counter.totalCount &+ counter.carriedCount)
+          &- whole(counter.liveCount),
         totalBytes: counter.totalBytes, totalCount: whole(counter.totalCount),
         bytesAtPeak: counter.bytesAtPeak(finalEpoch: epoch))
     }

@@ -71,6 +71,12 @@ struct StatisticsAccumulator {
       case .sampling(let meanBytes) where meanBytes > 0:
         sampleWeight = SampleWeight(meanBytes: meanBytes)
       case .counts(let counts): count(counts, time: event.time)
+      case .carriedCounts(let bytes, let blocks):
+        countedLive.bytes &+= bytes
+        countedLive.blocks &+= blocks
+        totals.liveBytes = UInt64(max(0, countedLive.bytes))
+        totals.liveBlocks = UInt64(max(0, countedLive.blocks))
+        notePeak(time: event.time)
       default: memory.apply(event)
       }
     }
@@ -108,12 +114,22 @@ struct StatisticsAccumulator {
     // the live figures stay consistent.
     if let previous = live.insert(alloc.id, block) { retire(previous) }
     let (bytes, count) = weigh(alloc.size)
-    stackCounters[Int(block.stackSlot)].allocate(bytes, count: count, epoch: peakEpoch)
-    categoryCounters[Int(block.categorySlot)].allocate(bytes, count: count, epoch: peakEpoch)
+    if alloc.isCarriedOver {
+      stackCounters[Int(block.stackSlot)].carry(bytes, count: count, epoch: peakEpoch)
+      categoryCounters[Int(block.categorySlot)].carry(bytes, count: count, epoch: peakEpoch)
+    } else {
+      stackCounters[Int(block.stackSlot)].allocate(bytes, count: count, epoch: peakEpoch)
+      categoryCounters[Int(block.categorySlot)].allocate(bytes, count: count, epoch: peakEpoch)
+    }
     guard sampleWeight == nil else { return }  // the totals are the COUNTS records'
-    lastAllocation = (alloc.id, block.stackSlot)
-    totals.allocationCount &+= 1
-    totals.allocatedBytes &+= alloc.size
+    if alloc.isCarriedOver {
+      totals.carriedOverBlocks &+= 1
+      totals.carriedOverBytes &+= alloc.size
+    } else {
+      lastAllocation = (alloc.id, block.stackSlot)
+      totals.allocationCount &+= 1
+      totals.allocatedBytes &+= alloc.size
+    }
     totals.liveBytes &+= alloc.size
     totals.liveBlocks &+= 1
     notePeak(time: alloc.time)

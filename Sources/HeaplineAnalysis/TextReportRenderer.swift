@@ -79,6 +79,13 @@ public struct TextReportRenderer: ReportRenderer {
     var table = TextTable(header: [], leftAligned: [0, 2])
     table.append(["Allocations", Self.count(totals.allocationCount), ""])
     table.append(["Frees", Self.count(totals.freeCount), ""])
+    if totals.carriedOverBlocks > 0 {
+      table.append([
+        "Carried over", Self.count(totals.carriedOverBlocks),
+        "blocks live when this file began (\(Self.count(totals.carriedOverBytes, "byte"))): live,"
+          + " not allocations",
+      ])
+    }
     if totals.unmatchedFreeCount > 0 {
       table.append([
         "Unmatched frees", Self.count(totals.unmatchedFreeCount),
@@ -199,6 +206,7 @@ public struct TextReportRenderer: ReportRenderer {
     case .memoryLimit: "the process exceeded its memory limit and was killed"
     case .endedUnfinished: "the process ended before the shim could finish"
     case .exec: "the process ran exec: the next program's trace is at the path asked for"
+    case .rotated: "rotated: the recording goes on in the next file"
     default: "end reason \(reason.rawValue)"
     }
   }

@@ -52,7 +52,7 @@ struct TimelineAccumulator {
       if let old = live.insert(alloc.id, (alloc.size, column)) { retire(old) }
       row.liveBytes &+= alloc.size
       row.liveBlocks &+= 1
-      row.allocationCount &+= 1
+      if !alloc.isCarriedOver { row.allocationCount &+= 1 }
       if column >= 0 { row.categoryLiveBytes[column] &+= alloc.size }
       row.peakLiveBytes = max(row.peakLiveBytes, row.liveBytes)
       if !peakRowDone && row.liveBytes == peakLiveBytes {

@@ -10,6 +10,8 @@ struct UsageCounter {
   var liveCount: UInt64 = 0
   var totalBytes: UInt64 = 0
   var totalCount: UInt64 = 0
+  /// Blocks live when a rotated file began (see ``carry(_:count:epoch:)``).
+  var carriedCount: UInt64 = 0
   private var savedEpoch: UInt64 = 0
   private var savedBytes: UInt64 = 0
 
@@ -20,6 +22,14 @@ struct UsageCounter {
     liveCount &+= count
     totalBytes &+= size
     totalCount &+= count
+  }
+
+  /// A block live when a rotated file began: live, but not one of the file's allocations.
+  mutating func carry(_ size: UInt64, count: UInt64 = 1, epoch: UInt64) {
+    saveIfNeeded(epoch: epoch)
+    liveBytes &+= size
+    liveCount &+= count
+    carriedCount &+= count
   }
 
   mutating func release(_ size: UInt64, count: UInt64 = 1, epoch: UInt64) {

@@ -77,7 +77,8 @@ public struct HeapProfile: Sendable {
   /// names and which frames show, as in the report.
   public init(statistics: Statistics, symbolizer: Symbolizer?, style: FrameStyle) {
     let stacks = StackProfile(
-      statistics: statistics, keeping: { $0.allocationCount > 0 }, symbolizer: symbolizer)
+      statistics: statistics, keeping: { $0.allocationCount > 0 || $0.liveBlocks > 0 },
+      symbolizer: symbolizer)
     let names = Dictionary(
       statistics.categories.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
     samples = stacks.entries.map { entry in

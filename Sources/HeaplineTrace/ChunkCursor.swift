@@ -132,6 +132,8 @@ extension ChunkCursor {
       return .free(try decodeFree())
     case .freeNear:
       return .free(try decodeFreeNear())
+    case .carried:
+      return .alloc(try decodeCarried())
     case .rss:
       time &+= try cursor.readVarint()
       return .rss(RSSSample(time: time, residentBytes: try cursor.readVarint()))
@@ -162,7 +164,7 @@ extension ChunkCursor {
       try LeakRecords.decode(tag, from: &cursor, into: &metadata)
     case .backingAlloc, .backingFree:
       return .backingStore(try decodeBackingStore(isAllocation: tag == .backingAlloc))
-    case .warning, .warningResponse, .footprint, .memoryLimit, .sampling, .counts:
+    case .warning, .warningResponse, .footprint, .memoryLimit, .sampling, .counts, .carriedCounts:
       return .memory(try decodeMemory(tag))
     }
     return nil
@@ -181,6 +183,22 @@ extension ChunkCursor {
     return AllocationEvent(
       time: time, id: id, address: Address(previousAddress), size: size, stack: stack,
       category: category)
+  }
+
+  /// CARRIED: a block live when a rotated file began, with its id spelled out.
+  private mutating func decodeCarried() throws -> AllocationEvent {
+    time &+= try cursor.readVarint()
+    let serial = try cursor.readVarint()
+    guard let threadSerial = UInt32(exactly: serial) else {
+      throw MalformedRecord(detail: "thread serial \(serial) exceeds 32 bits")
+    }
+    let id = AllocID(threadSerial: threadSerial, counter: try cursor.readVarint())
+    let size = try cursor.readVarint()
+    let stack = StackID(try cursor.readVarint())
+    let category = CategoryID(try cursor.readVarint())
+    return AllocationEvent(
+      time: time, id: id, address: Address(try cursor.readVarint()), size: size, stack: stack,
+      category: category, isCarriedOver: true)
   }
 
   private mutating func decodeFree() throws -> FreeEvent {
@@ -273,6 +291,9 @@ extension ChunkCursor {
           allocatorFreeBytes: try cursor.readVarint()))
     case .sampling:
       detail = .sampling(meanBytes: try cursor.readVarint())
+    case .carriedCounts:
+      let bytes = try cursor.readSignedVarint()
+      detail = .carriedCounts(usableBytes: bytes, blocks: try cursor.readSignedVarint())
     case .counts:
       detail = .counts(
         AllocationCounts(

@@ -23,6 +23,10 @@ public struct MemoryEvent: Hashable, Sendable {
     case sampling(meanBytes: UInt64)
     /// A COUNTS record: every allocation and free of one thread since its previous one.
     case counts(AllocationCounts)
+    /// A CARRIED_COUNTS record, at the start of a sampled, rotated recording's file: what the
+    /// COUNTS records of the files before add up to, live usable bytes and live blocks (signed:
+    /// one thread's frees may be counted before another's allocations of the same blocks).
+    case carriedCounts(usableBytes: Int64, blocks: Int64)
   }
 
   /// Nanoseconds since the trace's start time.

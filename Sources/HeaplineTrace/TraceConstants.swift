@@ -71,4 +71,6 @@ enum RecordTag: UInt8 {
   case memoryLimit = 0x25
   case sampling = 0x26
   case counts = 0x27
+  case carried = 0x28
+  case carriedCounts = 0x29
 }

@@ -42,11 +42,15 @@ public struct AllocationEvent: Hashable, Sendable {
   public var stack: StackID
   /// The block's category.
   public var category: CategoryID
+  /// The block was allocated before this file began, and is live at its start: a rotated
+  /// recording's file (`heapline record --rotate`) carries it over from the file before, at its
+  /// start time, under its original id. It counts as live, not as an allocation of this file.
+  public var isCarriedOver: Bool
 
   /// Creates an allocation event.
   public init(
     time: UInt64, id: AllocID, address: Address, size: UInt64, stack: StackID,
-    category: CategoryID
+    category: CategoryID, isCarriedOver: Bool = false
   ) {
     self.time = time
     self.id = id
@@ -54,6 +58,7 @@ public struct AllocationEvent: Hashable, Sendable {
     self.size = size
     self.stack = stack
     self.category = category
+    self.isCarriedOver = isCarriedOver
   }
 
   /// Serial of the allocating thread.

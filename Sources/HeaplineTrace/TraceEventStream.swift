@@ -109,7 +109,7 @@ public struct TraceEventStream {
   private mutating func count(_ event: TraceEvent) {
     eventCount &+= 1
     switch event {
-    case .alloc: allocCount &+= 1
+    case .alloc(let alloc) where !alloc.isCarriedOver: allocCount &+= 1
     case .free: freeCount &+= 1
     default: break
     }

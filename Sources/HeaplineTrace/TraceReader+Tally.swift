@@ -38,7 +38,7 @@ extension TraceReader {
       while let event = try decoder.nextEvent(metadata: &metadata) {
         tally.lastTime = max(tally.lastTime, event.time)
         switch event {
-        case .alloc: tally.allocCount += 1
+        case .alloc(let alloc) where !alloc.isCarriedOver: tally.allocCount += 1
         case .free: tally.freeCount += 1
         default: break
         }

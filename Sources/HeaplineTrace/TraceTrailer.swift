@@ -21,6 +21,9 @@ public struct TraceTrailer: Hashable, Sendable {
     /// The process ran `exec`: this trace is the program before it, moved aside as `PATH.N`;
     /// the next program's trace follows at the path asked for.
     public static let exec = EndReason(rawValue: 5)
+    /// A rotated recording (`heapline record --rotate`) went on in its next file, whose
+    /// sequence number is one more.
+    public static let rotated = EndReason(rawValue: 6)
   }
 
   /// Flags of the trailer (offset 48).

@@ -57,6 +57,14 @@ extension HeaplineCommand {
         valueName: "bytes"))
     var sampleBytes: UInt64?
 
+    @Option(
+      help: ArgumentHelp(
+        "Start a new, complete trace file every SECONDS (1 or more): for -o server.trace, "
+          + "server.0001-20261123T221500Z.trace, server.0002-….trace, … (a sequence number, "
+          + "then the file's start in UTC). Each file holds the blocks live when it began.",
+        valueName: "seconds"))
+    var rotate: Int?
+
     @OptionGroup(title: "Memory warnings and budget")
     var memory: MemoryPressureOptions
 
@@ -87,6 +95,9 @@ extension HeaplineCommand {
         throw ValidationError("a trace is binary and cannot go to standard output: give -o FILE")
       }
       try SignalOption.check(markSignal, option: "--mark-signal")
+      if let seconds = rotate, !(1...(1 << 30)).contains(seconds) {
+        throw ValidationError("--rotate must be a whole number of seconds from 1, not \(seconds)")
+      }
       if let bytes = sampleBytes {
         guard (1...(1 << 40)).contains(bytes) else {
           throw ValidationError("--sample-bytes must be from 1 to 2^40, not \(bytes)")
@@ -119,6 +130,7 @@ extension HeaplineCommand {
         protected: [executable, preload], force: force)
       let path = destination.path
       TraceRecovery.clearExecTraces(of: path)
+      if rotate != nil { RotatedTraces.clear(of: path) }
       let shared = try SharedBuffers()
       var environment = [
         "LD_PRELOAD": preload, "HEAPLINE_OUTPUT": path, "HEAPLINE_DEPTH": String(depth),
@@ -131,6 +143,7 @@ extension HeaplineCommand {
       environment.merge(try memory.environment()) { $1 }
       environment.merge(leakScans.environment(sampling: sampleBytes != nil)) { $1 }
       if let bytes = sampleBytes { environment["HEAPLINE_SAMPLE_BYTES"] = String(bytes) }
+      if let seconds = rotate { environment["HEAPLINE_ROTATE_SECONDS"] = String(seconds) }
       let status: ChildProcess.Status
       do {
         status = try ChildProcess.run(
@@ -138,6 +151,19 @@ extension HeaplineCommand {
       } catch {
         destination.discardIfUnused()
         throw error
+      }
+      if rotate != nil {
+        destination.discardIfUnused()  // the files have names of their own
+        let files = RotatedTraces.files(of: path)
+        if let last = files.last {
+          try TraceRecovery.finish(trace: last, shared: shared, status: status)
+          let symbolizer = Symbolizer(toolPath: Symbolizer.locateTool())
+          for file in files {
+            if symbols { TraceSymbols.store(in: file, symbolizer: symbolizer) }
+            CLIOutput.note("trace written to \(file)")
+          }
+          try finish(program: program, name: name, trace: last, status: status)
+        }
       }
       try TraceRecovery.finish(trace: path, shared: shared, status: status)
       if symbols, destination.wasWritten {
@@ -154,6 +180,15 @@ extension HeaplineCommand {
           "'\(program)' did not load the preload library (a static or setuid program?): "
             + "no trace was written")
       }
+      try finish(program: program, name: name, trace: path, status: status)
+    }
+
+    /// The last words: how the program ended, and its exit status as heapline's.
+    private func finish(
+      program: String, name: String, trace path: String, status: ChildProcess.Status
+    )
+      throws
+    {
       // A kill for --memory-limit is reported with its low-memory report instead.
       let killedForBudget =
         status.signal == SIGKILL

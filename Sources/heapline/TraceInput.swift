@@ -69,7 +69,8 @@ extension TraceInput {
   static func heapProfile(
     of paths: [String], at seconds: Double?, frames: FrameOptions, symbolize: Bool
   ) throws -> HeapProfile {
-    let profiles = try paths.map { path in
+    var readers: [TraceReader] = []
+    var profiles = try paths.map { path in
       if MergedProfile.isMerged(path: path) {
         guard seconds == nil else {
           throw ValidationError(
@@ -78,6 +79,7 @@ extension TraceInput {
         return try MergedProfile.read(path: path, style: frames.style)
       }
       let reader = try Self.open(path)
+      readers.append(reader)
       try Self.checkInstant(seconds, option: "--at", in: reader)
       let statistics = try Statistics(
         reader: reader, options: HeapProfile.statisticsOptions(endTime: seconds.map(Self.instant)))
@@ -85,6 +87,26 @@ extension TraceInput {
         statistics: statistics, symbolizer: try frames.symbolizer(symbolize, traces: [path]),
         style: frames.style)
     }
+    // The files of one rotated recording, in order: each carries over the blocks live when it
+    // began, so the recording's live blocks are the last file's alone, not the files' sum.
+    if readers.count == paths.count, isOneRotatedRecording(readers), seconds == nil {
+      for index in profiles.indices.dropLast() {
+        for sample in profiles[index].samples.indices {
+          profiles[index].samples[sample].liveObjects = 0
+          profiles[index].samples[sample].liveBytes = 0
+        }
+      }
+    }
     return HeapProfile(merging: profiles)
+  }
+
+  /// Whether `readers` are consecutive files of one `record --rotate` recording: one process
+  /// and start, every file but the last ended by the rotation.
+  private static func isOneRotatedRecording(_ readers: [TraceReader]) -> Bool {
+    guard readers.count > 1, let first = readers.first?.header else { return false }
+    return readers.allSatisfy {
+      $0.header.pid == first.pid
+        && $0.header.startMonotonicNanoseconds == first.startMonotonicNanoseconds
+    } && readers.dropLast().allSatisfy { $0.trailer?.endReason == .rotated }
   }
 }
