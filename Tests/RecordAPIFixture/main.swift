@@ -5,7 +5,7 @@
 //   fulldisk: failed: <error>
 //   then: recorded <N>          (a second recording, with room again, of 100 blocks)
 // `heapline-record-fixture CASE` runs `throwing` (the body throws) or `fulldisk` (64 KiB file
-// size limit, SIGXFSZ ignored so writes fail with EFBIG, while 200,000 blocks are kept).
+// size limit, SIGXFSZ ignored so writes fail with EFBIG, while 2,000,000 blocks are kept).
 import Heapline
 
 #if canImport(Glibc)
@@ -35,10 +35,10 @@ func run(_ name: String) -> String {
     signal(SIGXFSZ, SIG_IGN)
     var limit = rlimit(rlim_cur: 64 * 1024, rlim_max: 64 * 1024)
     setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limit)
-    kept.reserveCapacity(200_000)
+    kept.reserveCapacity(2_000_000)
     do {
       _ = try Heapline.record {
-        for _ in 0..<200_000 { kept.append(malloc(24)!) }
+        for _ in 0..<2_000_000 { kept.append(malloc(24)!) }
       }
       return "fulldisk: no error"
     } catch {
