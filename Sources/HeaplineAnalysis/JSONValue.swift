@@ -28,76 +28,99 @@ enum JSONValue {
 
   /// Pretty-printed with two-space indentation.
   func rendered(indent: Int = 0) -> String {
-    let inner = String(repeating: " ", count: indent + 2)
-    let outer = String(repeating: " ", count: indent)
-    switch self {
-    case .object(let members):
-      guard !members.isEmpty else { return "{}" }
-      let body = members.map { key, value in
-        inner + Self.quoted(key) + ": " + value.rendered(indent: indent + 2)
-      }
-      return "{\n" + body.joined(separator: ",\n") + "\n" + outer + "}"
-    case .lazyArray(let count, let element):
-      return JSONValue.array((0..<count).map(element)).rendered(indent: indent)
-    case .array(let elements):
-      guard !elements.isEmpty else { return "[]" }
-      let body = elements.map { inner + $0.rendered(indent: indent + 2) }
-      return "[\n" + body.joined(separator: ",\n") + "\n" + outer + "]"
-    case .string(let text): return Self.quoted(text)
-    case .unsigned(let number): return String(number)
-    case .signed(let number): return String(number)
-    case .bool(let flag): return flag ? "true" : "false"
-    case .null: return "null"
-    }
+    var text = TextBytes()
+    var output = StringOutput()
+    // A StringOutput never throws.
+    try? append(to: &text, indent: indent, flushingTo: &output)
+    try? text.flush(to: &output, ifOver: 0)
+    return output.text
   }
 
   /// Writes what ``rendered(indent:)`` returns, piece by piece: containers are never
   /// formatted whole, and lazy arrays make each element only as it is written.
   func write(to output: inout some TextOutput, indent: Int = 0) throws(AnalysisError) {
-    let inner = String(repeating: " ", count: indent + 2)
-    let outer = String(repeating: " ", count: indent)
+    var text = TextBytes()
+    try append(to: &text, indent: indent, flushingTo: &output)
+    try text.flush(to: &output, ifOver: 0)
+  }
+
+  /// The pretty form appended to `text`, which is handed to `output` whenever it has grown
+  /// past a piece, so that neither a document nor one of its strings is made whole.
+  private func append(
+    to text: inout TextBytes, indent: Int, flushingTo output: inout some TextOutput
+  ) throws(AnalysisError) {
     switch self {
     case .object(let members) where !members.isEmpty:
       for (index, (key, value)) in members.enumerated() {
-        try output.write((index == 0 ? "{\n" : ",\n") + inner + Self.quoted(key) + ": ")
-        try value.write(to: &output, indent: indent + 2)
+        text.append(index == 0 ? "{\n" : ",\n")
+        text.append(spaces: indent + 2)
+        Self.appendQuoted(key, to: &text)
+        text.append(": ")
+        try value.append(to: &text, indent: indent + 2, flushingTo: &output)
       }
-      try output.write("\n" + outer + "}")
+      Self.close("}", to: &text, indent: indent)
     case .array(let elements) where !elements.isEmpty:
-      try Self.writeElements(elements.count, to: &output, indent: indent) { elements[$0] }
+      try Self.appendElements(elements.count, to: &text, indent: indent, &output) {
+        elements[$0]
+      }
     case .lazyArray(let count, let element) where count > 0:
-      try Self.writeElements(count, to: &output, indent: indent, element)
-    default:
-      try output.write(rendered(indent: indent))
+      try Self.appendElements(count, to: &text, indent: indent, &output, element)
+    default: appendScalar(to: &text)
+    }
+    try text.flush(to: &output)
+  }
+
+  /// A value other than a non-empty container, as both the pretty and the compact form print
+  /// it.
+  func appendScalar(to text: inout TextBytes) {
+    switch self {
+    case .object: text.append("{}")
+    case .array, .lazyArray: text.append("[]")
+    case .string(let string): Self.appendQuoted(string, to: &text)
+    case .unsigned(let number): text.append(decimal: number)
+    case .signed(let number): text.append(decimal: number)
+    case .bool(let flag): text.append(flag ? "true" : "false")
+    case .null: text.append("null")
     }
   }
 
-  private static func writeElements(
-    _ count: Int, to output: inout some TextOutput, indent: Int, _ element: (Int) -> JSONValue
+  private static func close(_ bracket: String, to text: inout TextBytes, indent: Int) {
+    text.append(byte: 0x0A)
+    text.append(spaces: indent)
+    text.append(bracket)
+  }
+
+  private static func appendElements(
+    _ count: Int, to text: inout TextBytes, indent: Int, _ output: inout some TextOutput,
+    _ element: (Int) -> JSONValue
   ) throws(AnalysisError) {
-    let inner = String(repeating: " ", count: indent + 2)
     for index in 0..<count {
-      try output.write((index == 0 ? "[\n" : ",\n") + inner)
-      try element(index).write(to: &output, indent: indent + 2)
+      text.append(index == 0 ? "[\n" : ",\n")
+      text.append(spaces: indent + 2)
+      try element(index).append(to: &text, indent: indent + 2, flushingTo: &output)
     }
-    try output.write("\n" + String(repeating: " ", count: indent) + "]")
+    close("]", to: &text, indent: indent)
   }
 
-  private static func quoted(_ text: String) -> String {
-    var result = "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": result += "\\\""
-      case "\\": result += "\\\\"
-      case "\n": result += "\\n"
-      case "\r": result += "\\r"
-      case "\t": result += "\\t"
-      case _ where scalar.value < 0x20:
-        let hex = String(scalar.value, radix: 16)
-        result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      default: result.unicodeScalars.append(scalar)
+  /// `text` as a JSON string. Only quotes, backslashes and control characters are escaped, so
+  /// a string with none of them is copied as it is.
+  static func appendQuoted(_ string: String, to text: inout TextBytes) {
+    text.append(byte: 0x22)
+    for byte in string.utf8 {
+      switch byte {
+      case 0x22: text.append("\\\"")
+      case 0x5C: text.append("\\\\")
+      case 0x0A: text.append("\\n")
+      case 0x0D: text.append("\\r")
+      case 0x09: text.append("\\t")
+      case ..<0x20:
+        text.append("\\u00")
+        text.append(byte: byte < 0x10 ? 0x30 : 0x31)
+        let low = byte & 0x0F
+        text.append(byte: low < 10 ? 0x30 + low : 0x57 + low)
+      default: text.append(byte: byte)
       }
     }
-    return result + "\""
+    text.append(byte: 0x22)
   }
 }

@@ -47,8 +47,8 @@ public enum ObjectListWriter {
     let records = try ObjectRecordFile()
     var live = LiveTable<UInt64>()
     var categoriesSeen: Set<CategoryID> = []
-    var stream = reader.events()
-    while let event = try stream.nextEvent() {
+    var events = LookaheadEvents(reader.events())
+    while let event = try events.nextEvent(prefetching: { live.prefetch($0) }) {
       switch event {
       case .alloc(let alloc):
         // Later allocations cannot be live at `liveAt`; frees still matter.
@@ -69,7 +69,7 @@ public enum ObjectListWriter {
     }
     summary.allocationCount = records.count
     summary.maxTrackedBlocks = live.maxCount
-    let metadata = stream.metadata
+    let metadata = events.stream.metadata
     let wanted = try selectedCategories(
       categoriesSeen, named: options.category, metadata: metadata, path: reader.path)
     func isSelected(_ record: ObjectRecordFile.Record) -> Bool {
@@ -86,24 +86,16 @@ public enum ObjectListWriter {
       stacks: stacks, metadata: metadata, symbolizer: symbolizer ?? Symbolizer(toolPath: nil),
       innermost: style.showsHiddenFrames)
     summary.symbolizedFrameCount = topFrames.symbolizedFrameCount
-    var categoryNames: [UInt64: String] = [:]
-    try output.write(header)
+    var rows = ObjectRows(metadata: metadata, topFrames: topFrames.frames, style: style)
+    var text = TextBytes()
+    text.append(header)
     try records.forEachRecord { index, record throws(AnalysisError) in
       guard isSelected(record) else { return }
-      let frame = topFrames.frames[record.stack]
-      let category =
-        categoryNames[record.category]
-        ?? metadata.category(CategoryID(record.category)).name
-      categoryNames[record.category] = category
-      try output.write(
-        CSV.record([
-          String(index), CSV.seconds(record.allocTime),
-          record.freeTime == ObjectRecordFile.Record.notFreed ? "" : CSV.seconds(record.freeTime),
-          CSV.address(record.address), String(record.size), category, String(record.stack),
-          frame.map(style.name) ?? "", frame.flatMap(style.sourceLocation) ?? "",
-        ]))
+      rows.append(index: index, record, to: &text)
+      try text.flush(to: &output)
       summary.rowCount += 1
     }
+    try text.flush(to: &output, ifOver: 0)
     return summary
   }
 

@@ -29,7 +29,20 @@ final class ObjectRecordFile {
   /// Records not written yet; the first is record ``bufferStart``.
   private var buffer: [UInt64] = []
   private var bufferStart: UInt64 = 0
-  private static let bufferRecords = 4096
+  /// 3 MiB of records. Most blocks die young, and a free whose record is still here costs a
+  /// store, not a `pwrite` system call.
+  private static let bufferRecords = 65536
+  /// Free times of records already in the file, not written there yet: at most
+  /// ``patchCapacity`` (4 MiB).
+  private var patches: [Patch] = []
+  private static let patchCapacity = 1 << 18
+  /// The longest run of records that ``applyPatches()`` reads and writes back in one go.
+  private static let patchRunRecords: UInt64 = 1024
+
+  private struct Patch {
+    var index: UInt64
+    var time: UInt64
+  }
 
   init() throws(AnalysisError) {
     let directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
@@ -51,41 +64,60 @@ final class ObjectRecordFile {
 
   func append(_ record: Record) throws(AnalysisError) {
     // Stored little endian, as the file is read back.
-    buffer += [
-      record.allocTime, record.freeTime, record.address, record.size, record.category,
-      record.stack,
-    ].map(\.littleEndian)
+    buffer.append(record.allocTime.littleEndian)
+    buffer.append(record.freeTime.littleEndian)
+    buffer.append(record.address.littleEndian)
+    buffer.append(record.size.littleEndian)
+    buffer.append(record.category.littleEndian)
+    buffer.append(record.stack.littleEndian)
     count += 1
     if buffer.count >= Self.bufferRecords * Record.words { try flush() }
   }
 
-  /// Sets the free time of record `index`: in the buffer if it is still there, else in the
-  /// file.
+  /// Sets the free time of record `index`: in the buffer if it is still there, else later, in
+  /// the file, with the other free times waiting for records written out.
   func setFreeTime(of index: UInt64, to time: UInt64) throws(AnalysisError) {
     if index >= bufferStart {
       buffer[Int(index - bufferStart) * Record.words + 1] = time.littleEndian
       return
     }
-    var value = time.littleEndian
-    let offset = off_t(index) * off_t(Record.words * 8) + 8
-    let written = withUnsafeBytes(of: &value) { pwrite(descriptor, $0.baseAddress, 8, offset) }
-    guard written == 8 else { throw failure() }
+    patches.append(Patch(index: index, time: time))
+    if patches.count >= Self.patchCapacity { try applyPatches() }
+  }
+
+  /// Writes the waiting free times into the file, in record order. A `pwrite` per free took
+  /// most of the list's time on a trace of millions of blocks; sorted, the frees of a
+  /// program's data structure, which usually die together, fall on a few runs of records,
+  /// each read and written back whole. A lone free still costs one 8-byte `pwrite`.
+  private func applyPatches() throws(AnalysisError) {
+    patches.sort { $0.index < $1.index }
+    var run: [UInt64] = []
+    var start = 0
+    while start < patches.count {
+      let first = patches[start].index
+      var end = start + 1
+      while end < patches.count && patches[end].index - first < Self.patchRunRecords { end += 1 }
+      let offset = off_t(first) * off_t(Record.words * 8)
+      if end - start == 1 {
+        try writeAll([patches[start].time.littleEndian], at: offset + 8)
+      } else {
+        let records = Int(patches[end - 1].index - first) + 1
+        run = [UInt64](repeating: 0, count: records * Record.words)
+        try readAll(&run, at: offset)
+        for patch in patches[start..<end] {
+          run[Int(patch.index - first) * Record.words + 1] = patch.time.littleEndian
+        }
+        try writeAll(run, at: offset)
+      }
+      start = end
+    }
+    patches.removeAll(keepingCapacity: true)
   }
 
   /// Writes the buffered records out.
   func flush() throws(AnalysisError) {
     guard !buffer.isEmpty else { return }
-    let offset = off_t(bufferStart) * off_t(Record.words * 8)
-    let length = buffer.count * 8
-    var done = 0
-    while done < length {
-      let result = buffer.withUnsafeBytes { bytes in
-        pwrite(descriptor, bytes.baseAddress! + done, length - done, offset + off_t(done))
-      }
-      if result < 0 && errno == EINTR { continue }
-      guard result > 0 else { throw failure() }
-      done += result
-    }
+    try writeAll(buffer, at: off_t(bufferStart) * off_t(Record.words * 8))
     bufferStart = count
     buffer.removeAll(keepingCapacity: true)
   }
@@ -93,21 +125,13 @@ final class ObjectRecordFile {
   /// Calls `body` with every record, in order, reading the file a block at a time.
   func forEachRecord(_ body: (UInt64, Record) throws(AnalysisError) -> Void) throws(AnalysisError) {
     try flush()
+    try applyPatches()
     var block = [UInt64](repeating: 0, count: Self.bufferRecords * Record.words)
     var index: UInt64 = 0
     while index < count {
       let records = Int(min(UInt64(Self.bufferRecords), count - index))
-      let length = records * Record.words * 8
-      let offset = off_t(index) * off_t(Record.words * 8)
-      var done = 0
-      while done < length {
-        let result = block.withUnsafeMutableBytes { bytes in
-          pread(descriptor, bytes.baseAddress! + done, length - done, offset + off_t(done))
-        }
-        if result < 0 && errno == EINTR { continue }
-        guard result > 0 else { throw failure() }
-        done += result
-      }
+      block.removeLast(block.count - records * Record.words)
+      try readAll(&block, at: off_t(index) * off_t(Record.words * 8))
       for slot in 0..<records {
         let base = slot * Record.words
         let record = Record(
@@ -120,6 +144,33 @@ final class ObjectRecordFile {
         try body(index, record)
         index += 1
       }
+    }
+  }
+
+  private func writeAll(_ words: [UInt64], at offset: off_t) throws(AnalysisError) {
+    let length = words.count * 8
+    var done = 0
+    while done < length {
+      let result = words.withUnsafeBytes { bytes in
+        pwrite(descriptor, bytes.baseAddress! + done, length - done, offset + off_t(done))
+      }
+      if result < 0 && errno == EINTR { continue }
+      guard result > 0 else { throw failure() }
+      done += result
+    }
+  }
+
+  /// Fills `words` from the file at `offset`.
+  private func readAll(_ words: inout [UInt64], at offset: off_t) throws(AnalysisError) {
+    let length = words.count * 8
+    var done = 0
+    while done < length {
+      let result = words.withUnsafeMutableBytes { bytes in
+        pread(descriptor, bytes.baseAddress! + done, length - done, offset + off_t(done))
+      }
+      if result < 0 && errno == EINTR { continue }
+      guard result > 0 else { throw failure() }
+      done += result
     }
   }
 

@@ -17,6 +17,18 @@ public enum SpeedscopeExport {
   public static func render(
     _ profile: StackProfile, weights: [StackWeight], name: String, style: FrameStyle = FrameStyle()
   ) -> String {
+    var output = StringOutput()
+    // A StringOutput never throws.
+    try? write(profile, weights: weights, name: name, style: style, to: &output)
+    return output.text
+  }
+
+  /// Writes what ``render(_:weights:name:style:)`` returns, a piece at a time: the samples
+  /// are made as they are written, so the file never exists whole in memory.
+  public static func write(
+    _ profile: StackProfile, weights: [StackWeight], name: String, style: FrameStyle = FrameStyle(),
+    to output: inout some TextOutput
+  ) throws(AnalysisError) {
     var frames: [JSONValue] = []
     var frameIndex: [SymbolizedFrame: Int] = [:]
     func index(of frame: SymbolizedFrame) -> Int {
@@ -42,20 +54,28 @@ public enum SpeedscopeExport {
       return (frames.isEmpty ? [unknown] : frames).map(index)
     }
     let profiles = weights.map { weight in
-      var samples: [JSONValue] = []
-      var values: [JSONValue] = []
+      // The entries this weight samples: only their indexes are kept, not their JSON.
+      var sampled: [Int] = []
       var total: UInt64 = 0
-      for (entry, stack) in zip(profile.entries, stacks) {
+      for (index, entry) in profile.entries.enumerated() {
         let value = weight.weight(of: entry.statistics)
         guard value > 0 else { continue }
-        samples.append(.array(stack.map { .signed($0) }))
-        values.append(.unsigned(value))
+        sampled.append(index)
         total &+= value
       }
       return JSONValue.object([
         ("type", .string("sampled")), ("name", .string(weight.title)), ("unit", .string("bytes")),
         ("startValue", .unsigned(0)), ("endValue", .unsigned(total)),
-        ("samples", .array(samples)), ("weights", .array(values)),
+        (
+          "samples",
+          .lazyArray(count: sampled.count) { .array(stacks[sampled[$0]].map { .signed($0) }) }
+        ),
+        (
+          "weights",
+          .lazyArray(count: sampled.count) {
+            .unsigned(weight.weight(of: profile.entries[sampled[$0]].statistics))
+          }
+        ),
       ])
     }
     let document = JSONValue.object([
@@ -66,6 +86,7 @@ public enum SpeedscopeExport {
       ("activeProfileIndex", .signed(0)),
       ("exporter", .string("heapline")),
     ])
-    return document.compactRendered() + "\n"
+    try document.writeCompact(to: &output)
+    try output.write("\n")
   }
 }

@@ -108,9 +108,8 @@ extension HeaplineCommand {
         try sink.write(FoldedStacks.render(profile, weight: weights[0], style: frames.style))
       } else {
         let name = String(file.split(separator: "/").last ?? Substring(file))
-        try sink.write(
-          SpeedscopeExport.render(
-            profile, weights: weights, name: name, style: frames.style))
+        try SpeedscopeExport.write(
+          profile, weights: weights, name: name, style: frames.style, to: &sink)
       }
       try sink.close()
     }

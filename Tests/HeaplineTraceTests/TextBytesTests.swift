@@ -1,0 +1,37 @@
+import Testing
+
+@testable import HeaplineAnalysis
+
+/// TextBytes writes numbers as digits straight into bytes: each must read exactly as the
+/// `String` that the slower paths wrote before it.
+@Suite("Numbers written as bytes")
+struct TextBytesTests {
+  static let values: [UInt64] = [
+    0, 1, 9, 10, 15, 16, 99, 100, 255, 256, 999_999_999, 1_000_000_000, 1_234_567_890_123,
+    UInt64(Int64.max), UInt64.max - 1, UInt64.max,
+  ]
+
+  static func text(_ build: (inout TextBytes) -> Void) -> String {
+    var bytes = TextBytes()
+    build(&bytes)
+    return String(decoding: bytes.bytes, as: UTF8.self)
+  }
+
+  @Test("decimal and hexadecimal digits equal String's, at every digit-count boundary")
+  func digits() {
+    for value in Self.values {
+      #expect(Self.text { $0.append(decimal: value) } == String(value))
+      #expect(Self.text { $0.append(hex: value) } == String(value, radix: 16))
+    }
+    for value in [0, -1, 1, -10, 10, Int.min + 1, Int.min, Int.max] {
+      #expect(Self.text { $0.append(decimal: value) } == String(value))
+    }
+  }
+
+  @Test("seconds read as CSV writes them, nine decimals always")
+  func seconds() {
+    for nanoseconds in Self.values {
+      #expect(Self.text { $0.append(seconds: nanoseconds) } == CSV.seconds(nanoseconds))
+    }
+  }
+}
