@@ -42,12 +42,11 @@ struct LookaheadEvents {
       held += 1
     }
     guard held > 0 else { return nil }
-    defer {
-      ring[head] = nil
-      head = (head + 1) % Self.depth
-      held -= 1
-    }
-    return ring[head]
+    var event: TraceEvent? = nil
+    swap(&event, &ring[head])  // moved out: a copy of an event is a call, once per event
+    head = (head + 1) % Self.depth
+    held -= 1
+    return event
   }
 
   /// Reads the rest of the trace for its metadata only (``TraceEventStream/drainMetadata()``),

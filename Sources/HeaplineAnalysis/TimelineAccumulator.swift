@@ -10,6 +10,9 @@ struct TimelineAccumulator {
   private let interval: UInt64
   private let peakLiveBytes: UInt64
   private let columnOfCategory: [CategoryID: Int]
+  /// The columns of the categories met so far, by slot: the dictionary is asked once each.
+  private var categorySlots = CategorySlots()
+  private var columnOfSlot: [Int] = []
   /// The column for the categories without one of their own; -1 without columns.
   private let otherColumn: Int
   private var live = LiveTable<(size: UInt64, column: Int)>()
@@ -48,7 +51,9 @@ struct TimelineAccumulator {
     while step < eventStep { try closeStep(emit) }
     switch event {
     case .alloc(let alloc):
-      let column = columnOfCategory[alloc.category] ?? otherColumn
+      let slot = categorySlots.slot(adding: alloc.category)
+      if slot == columnOfSlot.count { columnOfSlot.append(columnOfCategory[alloc.category] ?? otherColumn) }
+      let column = columnOfSlot[slot]
       if let old = live.insert(alloc.id, (alloc.size, column)) { retire(old) }
       row.liveBytes &+= alloc.size
       row.liveBlocks &+= 1

@@ -30,8 +30,9 @@ struct TimelinePlan {
 
   init(reader: TraceReader, grouping: TimelineOptions.Grouping) throws(TraceError) {
     var events = LookaheadEvents(reader.events())
-    var live = LiveTable<(size: UInt64, category: CategoryID)>()
-    var categories: [CategoryID: CategoryPeak] = [:]
+    var live = LiveTable<(size: UInt64, slot: Int)>()
+    var slots = CategorySlots()
+    var categories: [CategoryPeak] = []
     var liveBytes: UInt64 = 0
     var lastTime: UInt64 = 0
     var backing = TimelineBackingStorePlan()
@@ -39,21 +40,21 @@ struct TimelinePlan {
       lastTime = max(lastTime, event.time)
       switch event {
       case .alloc(let alloc):
-        if let old = live.insert(alloc.id, (alloc.size, alloc.category)) {
+        let slot = slots.slot(adding: alloc.category)
+        if slot == categories.count { categories.append(CategoryPeak()) }
+        if let old = live.insert(alloc.id, (alloc.size, slot)) {
           liveBytes &-= old.size
-          categories[old.category, default: CategoryPeak()].live &-= old.size
+          categories[old.slot].live &-= old.size
         }
         liveBytes &+= alloc.size
         peakLiveBytes = max(peakLiveBytes, liveBytes)
-        var counter = categories[alloc.category, default: CategoryPeak()]
-        counter.live &+= alloc.size
-        counter.total &+= alloc.size
-        counter.maxLive = max(counter.maxLive, counter.live)
-        categories[alloc.category] = counter
+        categories[slot].live &+= alloc.size
+        categories[slot].total &+= alloc.size
+        categories[slot].maxLive = max(categories[slot].maxLive, categories[slot].live)
       case .free(let free):
         guard let block = live.remove(free.id) else { continue }
         liveBytes &-= block.size
-        categories[block.category, default: CategoryPeak()].live &-= block.size
+        categories[block.slot].live &-= block.size
       case .backingStore(let store):
         backing.apply(store)
       default:
@@ -67,7 +68,7 @@ struct TimelinePlan {
     // breaks ties so that the columns never depend on hashing.
     let metadata = events.stream.metadata
     (backingColumnOfCategory, backingColumnNames) = backing.columns(metadata: metadata)
-    let ranked = categories.map { id, counter in
+    let ranked = zip(slots.ids, categories).map { id, counter in
       (id: id, name: metadata.category(id).name, counter: counter)
     }.sorted { lhs, rhs in
       if lhs.counter.maxLive != rhs.counter.maxLive {

@@ -58,16 +58,19 @@ public struct TraceEventStream {
       return nil
     }
     let slot = earliest.slot
-    let event = heads[slot]
-    if let following = try cursors[slot].nextEvent(metadata: &metadata) {
-      heads[slot] = following
-      heap.replaceMin(with: MergeKey(following, order: earliest.order, slot: slot))
-    } else {
-      _ = heap.popMin()
-      freeSlots.append(slot)
+    // The head is moved out, never copied: a copy of an event is a call, and this runs once
+    // per event of the trace.
+    if var event = try cursors[slot].nextEvent(metadata: &metadata) {
+      let key = MergeKey(event, order: earliest.order, slot: slot)
+      swap(&event, &heads[slot])  // now the head that was, and the slot holds the one after
+      heap.replaceMin(with: key)
+      count(event)
+      return event
     }
-    count(event)
-    return event
+    _ = heap.popMin()
+    freeSlots.append(slot)
+    count(heads[slot])
+    return heads[slot]
   }
 
   /// At the end of a trace with a trailer: the ALLOC and FREE records read must be those the

@@ -36,6 +36,23 @@ import Testing
     #expect(table.count == 0)
   }
 
+  @Test func aGrowingTableStaysBetweenSevenTenthsAndSevenEighthsFull() {
+    // Given 1,000,000 blocks allocated by 3 threads in turn, none freed, as a pass meets them
+    var table = LiveTable<(size: UInt64, stack: UInt32)>()
+    for counter in 1...333_334 as ClosedRange<UInt64> {
+      for thread in 1...3 as ClosedRange<UInt32> {
+        guard table.count < 1_000_000 else { break }
+        #expect(table.insert(AllocID(threadSerial: thread, counter: counter), (counter, 0)) == nil)
+        // Then, past the first growths of its 64 segments, it is never over 7/8 full
+        #expect(table.count * 8 <= table.slotCount * 7 || table.count < 64 * 16 * 7 / 8)
+      }
+    }
+    // And at the end at least 7/10 full: 1.43 slots a block at most, of 24 bytes here
+    #expect(table.count == 1_000_000)
+    #expect(table.slotCount * 7 <= table.count * 10 + 64 * 16 * 7)
+    #expect(table.slotCount * 8 >= table.count * 7 + 8)
+  }
+
   @Test func aLiveIdGivesBackItsOldBlockAndAnUnknownIdNothing() {
     var table = LiveTable<UInt64>()
     let id = AllocID(threadSerial: 1, counter: 7)
