@@ -13,17 +13,21 @@ extension HeapProfile {
     precondition(!profiles.isEmpty, "merging no profiles")
     style = profiles[0].style
     runs = profiles.flatMap(\.runs)
+    frames = profiles.flatMap(\.frames)
     var all: [Sample] = []
     var firstRun = 0
+    var firstFrame = 0
     for profile in profiles {
       all += profile.samples.map { sample in
         var moved = sample
         moved.run += firstRun
+        moved.frames = sample.frames.map { $0 + firstFrame }
         return moved
       }
       firstRun += profile.runs.count
+      firstFrame += profile.frames.count
     }
-    samples = Self.merged(all)
+    samples = Self.merged(all, frames: frames)
   }
 
   /// One sample per stack, whatever the category of its blocks (which is left empty), with
@@ -34,15 +38,17 @@ extension HeapProfile {
         var stack = sample
         stack.category = ""
         return stack
-      })
+      }, frames: frames)
   }
 
   /// The samples with those that match summed into the first of them.
-  private static func merged(_ samples: [Sample]) -> [Sample] {
+  private static func merged(_ samples: [Sample], frames: [SymbolizedFrame]) -> [Sample] {
     var result: [Sample] = []
     var index: [SampleKey: Int] = [:]
+    var keys = FrameKeys(frames)
     for sample in samples {
-      let key = SampleKey(sample)
+      let key = SampleKey(
+        category: sample.category, frames: sample.frames.map { keys.id(of: $0, run: sample.run) })
       guard let existing = index[key] else {
         index[key] = result.count
         result.append(sample)
@@ -70,20 +76,36 @@ extension HeapProfile {
     }
   }
 
-  /// What matches a sample across runs: its category and, for each frame, the function, file,
-  /// line and whether it was inlined. A frame without a function keeps its run and address.
+  /// What matches a sample across runs: its category and what matches each of its frames.
   private struct SampleKey: Hashable {
     var category: String
-    var frames: [FrameKey]
+    var frames: [Int]
+  }
 
-    init(_ sample: Sample) {
-      category = sample.category
-      frames = sample.frames.map { frame in
-        FrameKey(
-          function: frame.function, file: frame.file, line: frame.line,
-          isInlined: frame.isInlined,
-          address: frame.function == nil ? [UInt64(sample.run), frame.pc] : [])
-      }
+  /// What matches a frame across runs, numbered: the function, file, line and whether it was
+  /// inlined. A frame without a function keeps its run and address. Each frame of the table
+  /// gets its number once, not once per sample that holds it.
+  private struct FrameKeys {
+    private let frames: [SymbolizedFrame]
+    private var idOfFrame: [Int?]
+    private var ids: [FrameKey: Int] = [:]
+
+    init(_ frames: [SymbolizedFrame]) {
+      self.frames = frames
+      idOfFrame = Array(repeating: nil, count: frames.count)
+    }
+
+    mutating func id(of place: Int, run: Int) -> Int {
+      if let known = idOfFrame[place] { return known }
+      let frame = frames[place]
+      let key = FrameKey(
+        function: frame.function, file: frame.file, line: frame.line, isInlined: frame.isInlined,
+        address: frame.function == nil ? [UInt64(run), frame.pc] : [])
+      let id = ids[key] ?? ids.count
+      ids[key] = id
+      // An unnamed frame's number depends on the run, so it is not kept for the next sample.
+      if frame.function != nil { idOfFrame[place] = id }
+      return id
     }
   }
 

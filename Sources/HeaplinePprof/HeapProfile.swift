@@ -5,6 +5,10 @@ import HeaplineTrace
 /// category, with the frames as the report shows them. One trace makes one; the profiles of
 /// several runs of a program merge into one, stack by stack.
 ///
+/// Each distinct frame is stored once, in ``frames``, and a sample names its frames by their
+/// places there: tens of thousands of stacks, each some tens of frames deep, share most of
+/// their frames, and a frame is some 150 bytes of names and places.
+///
 /// ```swift
 /// let stats = try Statistics(contentsOf: "app.trace", options: HeapProfile.statisticsOptions())
 /// let profile = HeapProfile(statistics: stats, symbolizer: Symbolizer(), style: FrameStyle())
@@ -14,8 +18,8 @@ public struct HeapProfile: Sendable {
   /// One stack's blocks of one category.
   public struct Sample: Hashable, Sendable {
     /// The frames that the report shows, innermost first, inlined functions before the
-    /// function they were inlined into.
-    public var frames: [SymbolizedFrame]
+    /// function they were inlined into: indices into ``HeapProfile/frames``.
+    public var frames: [Int]
     /// The category's name, `Malloc 48 Bytes` or a Swift type.
     public var category: String
     /// Allocations made (pprof's `alloc_objects`).
@@ -51,17 +55,26 @@ public struct HeapProfile: Sendable {
 
   /// The samples: one per stack and category.
   public var samples: [Sample]
+  /// The frames that samples name, each once.
+  public var frames: [SymbolizedFrame]
   /// The recordings, in the order given.
   public var runs: [Run]
   /// How functions and files are named: as in the report.
   public var style: FrameStyle
 
-  /// A profile of these samples and runs.
-  public init(samples: [Sample], runs: [Run], style: FrameStyle) {
+  /// A profile of these samples, whose frames are indices into `frames`, and runs.
+  public init(samples: [Sample], frames: [SymbolizedFrame], runs: [Run], style: FrameStyle) {
+    precondition(
+      samples.allSatisfy { $0.frames.allSatisfy(frames.indices.contains) },
+      "a sample names a frame that is not there")
     self.samples = samples
+    self.frames = frames
     self.runs = runs
     self.style = style
   }
+
+  /// The frames of `sample`, innermost first.
+  public func frames(of sample: Sample) -> [SymbolizedFrame] { sample.frames.map { frames[$0] } }
 
   /// What ``init(statistics:symbolizer:style:)`` needs: every stack, each category apart, up
   /// to `endTime` nanoseconds into the trace (`nil` for the whole trace).
@@ -76,21 +89,20 @@ public struct HeapProfile: Sendable {
   /// `symbolizer` names the frames (`nil` for module offsets only), and `style` chooses the
   /// names and which frames show, as in the report.
   public init(statistics: Statistics, symbolizer: Symbolizer?, style: FrameStyle) {
-    let stacks = StackProfile(
-      statistics: statistics, keeping: { $0.allocationCount > 0 || $0.liveBlocks > 0 },
-      symbolizer: symbolizer)
+    let stacks = statistics.topStacks.filter { $0.allocationCount > 0 || $0.liveBlocks > 0 }
+    var table = FrameTable(
+      symbols: (symbolizer ?? Symbolizer(toolPath: nil))
+        .symbolize(stacks.flatMap(\.frames), modules: statistics.modules))
     let names = Dictionary(
       statistics.categories.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
-    samples = stacks.entries.map { entry in
-      let all = Array(entry.frames.reversed())
-      let shown = style.shownFrames(all)
-      let figures = entry.statistics
-      return Sample(
-        frames: shown.isEmpty ? all : shown,
-        category: figures.category.flatMap { names[$0] } ?? "",
-        allocatedObjects: figures.allocationCount, allocatedBytes: figures.totalBytes,
-        liveObjects: figures.liveBlocks, liveBytes: figures.liveBytes, run: 0)
+    samples = stacks.map { stack in
+      Sample(
+        frames: table.shownFrames(of: stack.frames, style: style),
+        category: stack.category.flatMap { names[$0] } ?? "",
+        allocatedObjects: stack.allocationCount, allocatedBytes: stack.totalBytes,
+        liveObjects: stack.liveBlocks, liveBytes: stack.liveBytes, run: 0)
     }
+    frames = table.frames
     self.style = style
     let trace = statistics.trace
     runs = [

@@ -17,20 +17,21 @@ extension MergedProfile.Body {
         peakLiveBytes: run.peakLiveBytes, peakTime: run.peakTime,
         sampleMeanBytes: run.sampleMeanBytes)
     }
+    // The profile's table may hold a frame twice (the same one at two places): stored once.
     var frames: [Frame] = []
     var index: [Frame: Int] = [:]
+    let numbers = profile.frames.map { symbolized in
+      let frame = Frame(symbolized)
+      if let known = index[frame] { return known }
+      index[frame] = frames.count
+      frames.append(frame)
+      return frames.count - 1
+    }
     samples = profile.samples.map { sample in
-      let numbers = sample.frames.map { symbolized in
-        let frame = Frame(symbolized)
-        if let known = index[frame] { return known }
-        index[frame] = frames.count
-        frames.append(frame)
-        return frames.count - 1
-      }
-      return Sample(
-        frames: numbers, category: sample.category, allocatedObjects: sample.allocatedObjects,
-        allocatedBytes: sample.allocatedBytes, liveObjects: sample.liveObjects,
-        liveBytes: sample.liveBytes, run: sample.run)
+      Sample(
+        frames: sample.frames.map { numbers[$0] }, category: sample.category,
+        allocatedObjects: sample.allocatedObjects, allocatedBytes: sample.allocatedBytes,
+        liveObjects: sample.liveObjects, liveBytes: sample.liveBytes, run: sample.run)
     }
     self.frames = frames
   }
@@ -46,7 +47,7 @@ extension MergedProfile.Body {
       else { throw MergedProfile.damaged(path, "a sample names a frame or run it does not hold") }
       converted.append(
         HeapProfile.Sample(
-          frames: sample.frames.map { symbolized[$0] }, category: sample.category,
+          frames: sample.frames, category: sample.category,
           allocatedObjects: sample.allocatedObjects, allocatedBytes: sample.allocatedBytes,
           liveObjects: sample.liveObjects, liveBytes: sample.liveBytes, run: sample.run))
     }
@@ -65,7 +66,7 @@ extension MergedProfile.Body {
         peakLiveBytes: run.peakLiveBytes, peakTime: run.peakTime,
         sampleMeanBytes: run.sampleMeanBytes)
     }
-    return HeapProfile(samples: converted, runs: converter, style: style)
+    return HeapProfile(samples: converted, frames: symbolized, runs: converter, style: style)
   }
 }
 

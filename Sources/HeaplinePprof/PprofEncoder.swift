@@ -56,7 +56,8 @@ public enum PprofEncoder {
     let categoryKey = tables.string(categoryLabel)
     message.sample = profile.samples.map { sample in
       var encoded = Perftools_Profiles_Sample()
-      encoded.locationID = tables.locations(of: sample.frames, run: sample.run)
+      encoded.locationID = tables.locations(
+        of: sample.frames, in: profile.frames, run: sample.run)
       encoded.value = [
         sample.allocatedObjects, sample.allocatedBytes, sample.liveObjects, sample.liveBytes,
       ].map { Int64(clamping: $0) }

@@ -10,6 +10,9 @@ struct PprofTables {
   private var functionIDs: [FunctionKey: UInt64] = [:]
   private(set) var locationTable: [Perftools_Profiles_Location] = []
   private var locationIDs: [LocationKey: UInt64] = [:]
+  /// The location of a group of frames of ``HeapProfile/frames`` in a run, once made: stacks
+  /// share most of their frames, and making a location names every function in it.
+  private var locationOfGroup: [FrameGroup: UInt64] = [:]
   private var mappingIDs: [MappingKey: UInt64] = [:]
   private var mappingsByID: [UInt64: Perftools_Profiles_Mapping] = [:]
   /// Each run's first mapping id: a run's modules take consecutive ids from there.
@@ -42,19 +45,27 @@ struct PprofTables {
     return index
   }
 
-  /// The location ids of a stack's frames, given innermost first: one location per return
-  /// address, holding the functions inlined there before the one that contains it.
-  mutating func locations(of frames: [SymbolizedFrame], run: Int) -> [UInt64] {
+  /// The location ids of a sample's frames (indices into `frames`, innermost first): one
+  /// location per return address, holding the functions inlined there before the one that
+  /// contains it.
+  mutating func locations(of places: [Int], in frames: [SymbolizedFrame], run: Int) -> [UInt64] {
     var ids: [UInt64] = []
-    var group: [SymbolizedFrame] = []
-    for (index, frame) in frames.enumerated() {
-      group.append(frame)
-      let next = index + 1 < frames.count ? frames[index + 1] : nil
+    var group = FrameGroup(run: run, places: [])
+    for (index, place) in places.enumerated() {
+      group.places.append(place)
+      let frame = frames[place]
+      let next = index + 1 < places.count ? frames[places[index + 1]] : nil
       // A recursive call may return to the same address twice in a row: a frame that is not
       // inlined ends its location whatever follows.
       if !frame.isInlined || next?.pc != frame.pc {
-        ids.append(location(group, run: run))
-        group.removeAll()
+        if let known = locationOfGroup[group] {
+          ids.append(known)
+        } else {
+          let id = location(group.places.map { frames[$0] }, run: run)
+          locationOfGroup[group] = id
+          ids.append(id)
+        }
+        group.places.removeAll(keepingCapacity: true)
       }
     }
     return ids
@@ -151,4 +162,10 @@ struct PprofTables {
     var run: Int
     var module: Int
   }
+}
+
+/// Frames of one return address in one run, by their places in ``HeapProfile/frames``.
+private struct FrameGroup: Hashable {
+  var run: Int
+  var places: [Int]
 }

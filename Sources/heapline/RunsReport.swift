@@ -59,7 +59,7 @@ struct RunsReport {
       var figures = Figures()
       figures.add(stack)
       lines.append("#\(rank + 1) " + figures.sentence)
-      for frame in stack.frames {
+      for frame in profile.frames(of: stack) {
         let location = profile.style.sourceLocation(frame).map { "  \($0)" } ?? ""
         lines.append("    \(profile.style.name(frame))\(location)")
       }

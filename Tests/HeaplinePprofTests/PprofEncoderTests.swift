@@ -20,22 +20,22 @@ import Testing
       frame.systemName = "sys_" + function
       return frame
     }
-    let blocks = HeapProfile.Sample(
-      frames: [frame(0x1100, "make_blocks", line: 9), frame(0x1200, "main", line: 20)],
-      category: "Malloc 48 Bytes", allocatedObjects: 1_000, allocatedBytes: 48_000,
-      liveObjects: live, liveBytes: live * 48, run: 0)
     // fill is inlined into make_table, at one return address.
+    let frames = [
+      frame(0x1100, "make_blocks", line: 9), frame(0x1200, "main", line: 20),
+      frame(0x1300, "fill", line: 40, inlined: true), frame(0x1300, "make_table", line: 33),
+      frame(0x1210, "main", line: 21),
+    ]
+    let blocks = HeapProfile.Sample(
+      frames: [0, 1], category: "Malloc 48 Bytes", allocatedObjects: 1_000,
+      allocatedBytes: 48_000, liveObjects: live, liveBytes: live * 48, run: 0)
     let table = HeapProfile.Sample(
-      frames: [
-        frame(0x1300, "fill", line: 40, inlined: true), frame(0x1300, "make_table", line: 33),
-        frame(0x1210, "main", line: 21),
-      ],
-      category: "Table", allocatedObjects: 3, allocatedBytes: 3_000, liveObjects: 0,
-      liveBytes: 0, run: 0)
+      frames: [2, 3, 4], category: "Table", allocatedObjects: 3, allocatedBytes: 3_000,
+      liveObjects: 0, liveBytes: 0, run: 0)
     let run = HeapProfile.Run(
       path: path, modules: [module], startNanoseconds: 1_000_000_000,
       durationNanoseconds: 2_000_000, peakLiveBytes: 51_000, peakTime: 1_500_000)
-    return HeapProfile(samples: [blocks, table], runs: [run], style: FrameStyle())
+    return HeapProfile(samples: [blocks, table], frames: frames, runs: [run], style: FrameStyle())
   }
 
   static func decode(_ profile: HeapProfile, comments: [String] = []) throws
