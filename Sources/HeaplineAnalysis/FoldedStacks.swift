@@ -23,7 +23,7 @@ public enum FoldedStacks {
     for entry in profile.entries {
       let value = weight.weight(of: entry.statistics)
       guard value > 0 else { continue }
-      let frames = shownFrames(entry, style: style)
+      let frames = shownFrames(entry, of: profile, style: style)
       let names = frames.isEmpty ? [unknownFrame] : frames.map { frameName($0, style: style) }
       weights[names.joined(separator: ";"), default: 0] &+= value
     }
@@ -44,7 +44,9 @@ public enum FoldedStacks {
   }
 
   /// The frames of `entry` that `style` shows, root first.
-  static func shownFrames(_ entry: StackProfile.Entry, style: FrameStyle) -> [SymbolizedFrame] {
-    style.shownFrames(entry.frames.reversed()).reversed()
+  static func shownFrames(
+    _ entry: StackProfile.Entry, of profile: StackProfile, style: FrameStyle
+  ) -> [SymbolizedFrame] {
+    profile.shownFrames(of: entry, style: style).reversed().map { profile.frames[$0] }
   }
 }

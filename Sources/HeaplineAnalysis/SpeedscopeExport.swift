@@ -50,7 +50,7 @@ public enum SpeedscopeExport {
     }
     let unknown = SymbolizedFrame(pc: 0, function: FoldedStacks.unknownFrame)
     let stacks = profile.entries.map { entry in
-      let frames = FoldedStacks.shownFrames(entry, style: style)
+      let frames = FoldedStacks.shownFrames(entry, of: profile, style: style)
       return (frames.isEmpty ? [unknown] : frames).map(index)
     }
     let profiles = weights.map { weight in

@@ -12,12 +12,15 @@ public struct StackProfile: Sendable {
   public struct Entry: Hashable, Sendable {
     /// Its figures.
     public var statistics: StackStatistics
-    /// Its frames, outermost first, with inlined functions expanded after their callers.
-    public var frames: [SymbolizedFrame]
+    /// Its frames, outermost first, with inlined functions expanded after their callers:
+    /// places in ``StackProfile/frames``.
+    public var frames: [Int]
   }
 
   /// The stacks with a nonzero weight of those asked for, in the statistics' order.
   public var entries: [Entry]
+  /// The frames that entries name, each once (``FrameTable``).
+  public let frames: [SymbolizedFrame]
   /// The trace's totals, which the weights of the stacks add up to.
   public var totals: AllocationTotals
   /// Where the statistics come from.
@@ -43,13 +46,23 @@ public struct StackProfile: Sendable {
     statistics: Statistics, keeping keeps: (StackStatistics) -> Bool, symbolizer: Symbolizer?
   ) {
     let stacks = statistics.topStacks.filter(keeps)
-    let symbols = (symbolizer ?? Symbolizer(toolPath: nil))
-      .symbolize(stacks.flatMap(\.frames), modules: statistics.modules)
+    var table = FrameTable(
+      symbols: (symbolizer ?? Symbolizer(toolPath: nil))
+        .symbolize(stacks.flatMap(\.frames), modules: statistics.modules))
     entries = stacks.map { stack in
-      let innermostFirst = stack.frames.flatMap { pc in symbols[pc] ?? [SymbolizedFrame(pc: pc)] }
-      return Entry(statistics: stack, frames: innermostFirst.reversed())
+      Entry(statistics: stack, frames: table.places(of: stack.frames).reversed())
     }
+    frames = table.frames
     totals = statistics.totals
     trace = statistics.trace
+  }
+
+  /// The frames of `entry`, outermost first.
+  public func frames(of entry: Entry) -> [SymbolizedFrame] { entry.frames.map { frames[$0] } }
+
+  /// The places in ``frames`` of the frames of `entry` that `style` shows, innermost first.
+  public func shownFrames(of entry: Entry, style: FrameStyle) -> [Int] {
+    let innermostFirst = Array(entry.frames.reversed())
+    return FrameTable.shown(innermostFirst, of: frames, style: style)
   }
 }

@@ -62,18 +62,15 @@ public struct TraceComparison: Sendable {
     var stackRows: [String: Row] = [:]
     for (profile, isB) in [(a, false), (b, true)] {
       for entry in profile.entries where entry.statistics.liveBlocks > 0 {
+        let frames = profile.frames(of: entry)
         let names =
-          entry.frames.isEmpty
-          ? [FoldedStacks.unknownFrame]
-          : entry.frames.map {
-            FoldedStacks.frameName($0)
-          }
+          frames.isEmpty ? [FoldedStacks.unknownFrame] : frames.map { FoldedStacks.frameName($0) }
         let key = names.joined(separator: ";")
-        var row = stackRows[key] ?? Row(key: key, frames: entry.frames)
+        var row = stackRows[key] ?? Row(key: key, frames: frames)
         if isB {
           row.bytesB &+= entry.statistics.liveBytes
           row.countB &+= entry.statistics.liveBlocks
-          row.frames = entry.frames
+          row.frames = frames
         } else {
           row.bytesA &+= entry.statistics.liveBytes
           row.countA &+= entry.statistics.liveBlocks

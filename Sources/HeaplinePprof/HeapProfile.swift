@@ -6,8 +6,7 @@ import HeaplineTrace
 /// several runs of a program merge into one, stack by stack.
 ///
 /// Each distinct frame is stored once, in ``frames``, and a sample names its frames by their
-/// places there: tens of thousands of stacks, each some tens of frames deep, share most of
-/// their frames, and a frame is some 150 bytes of names and places.
+/// places there, as in ``StackProfile``.
 ///
 /// ```swift
 /// let stats = try Statistics(contentsOf: "app.trace", options: HeapProfile.statisticsOptions())
@@ -89,20 +88,20 @@ public struct HeapProfile: Sendable {
   /// `symbolizer` names the frames (`nil` for module offsets only), and `style` chooses the
   /// names and which frames show, as in the report.
   public init(statistics: Statistics, symbolizer: Symbolizer?, style: FrameStyle) {
-    let stacks = statistics.topStacks.filter { $0.allocationCount > 0 || $0.liveBlocks > 0 }
-    var table = FrameTable(
-      symbols: (symbolizer ?? Symbolizer(toolPath: nil))
-        .symbolize(stacks.flatMap(\.frames), modules: statistics.modules))
+    let stacks = StackProfile(
+      statistics: statistics, keeping: { $0.allocationCount > 0 || $0.liveBlocks > 0 },
+      symbolizer: symbolizer)
     let names = Dictionary(
       statistics.categories.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
-    samples = stacks.map { stack in
-      Sample(
-        frames: table.shownFrames(of: stack.frames, style: style),
-        category: stack.category.flatMap { names[$0] } ?? "",
-        allocatedObjects: stack.allocationCount, allocatedBytes: stack.totalBytes,
-        liveObjects: stack.liveBlocks, liveBytes: stack.liveBytes, run: 0)
+    samples = stacks.entries.map { entry in
+      let figures = entry.statistics
+      return Sample(
+        frames: stacks.shownFrames(of: entry, style: style),
+        category: figures.category.flatMap { names[$0] } ?? "",
+        allocatedObjects: figures.allocationCount, allocatedBytes: figures.totalBytes,
+        liveObjects: figures.liveBlocks, liveBytes: figures.liveBytes, run: 0)
     }
-    frames = table.frames
+    frames = stacks.frames
     self.style = style
     let trace = statistics.trace
     runs = [

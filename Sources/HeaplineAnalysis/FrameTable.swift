@@ -1,8 +1,9 @@
-import HeaplineAnalysis
 import HeaplineTrace
 
 /// The frames of a trace's stacks, each stored once: a return address's frames (the function
 /// there and those inlined into it) take adjacent places the first time a stack holds it.
+/// Tens of thousands of stacks, each some tens of frames deep, share most of their frames, and
+/// a frame is some 150 bytes of names and places.
 struct FrameTable {
   private let symbols: [UInt64: [SymbolizedFrame]]
   private var placeOfPC: [UInt64: Range<Int>] = [:]
@@ -13,10 +14,16 @@ struct FrameTable {
   /// stands for itself.
   init(symbols: [UInt64: [SymbolizedFrame]]) { self.symbols = symbols }
 
-  /// The places of the frames a report shows of a stack (return addresses innermost first).
-  mutating func shownFrames(of pcs: [UInt64], style: FrameStyle) -> [Int] {
+  /// The places of a stack's frames, innermost first, from its return addresses, innermost
+  /// first.
+  mutating func places(of pcs: [UInt64]) -> [Int] {
     var places: [Int] = []
     for pc in pcs { places += place(of: pc) }
+    return places
+  }
+
+  /// The places, of `places` in `frames` (innermost first), of the frames a report shows.
+  static func shown(_ places: [Int], of frames: [SymbolizedFrame], style: FrameStyle) -> [Int] {
     let all = places.map { frames[$0] }
     let shown = style.shownFrames(all)
     guard !shown.isEmpty else { return places }
