@@ -78,7 +78,7 @@ public final class TimelineScan {
       try body(row)
     }
     while let event = try events.nextEvent(prefetching: { accumulator.prefetch($0) }) {
-      eventsRead = events.stream.eventCount
+      eventsRead = events.eventCount
       try accumulator.apply(event, emit: emit)
     }
     maxTrackedBlocks = max(maxTrackedBlocks, accumulator.maxTrackedBlocks)
