@@ -46,9 +46,9 @@ public struct Generation: Hashable, Sendable {
   public static func all(in reader: TraceReader) throws(AnalysisError) -> [Generation] {
     var generations = [Generation(name: "start", startTime: 0, endTime: 0)]
     var live = LiveTable<(size: UInt64, category: CategoryID, generation: Int)>()
-    var stream = reader.events()
+    var events = LookaheadEvents(reader.events())
     var lastTime: UInt64 = 0
-    while let event = try stream.nextEvent() {
+    while let event = try events.nextEvent(prefetching: { live.prefetch($0) }) {
       lastTime = max(lastTime, event.time)
       switch event {
       case .alloc(let alloc):
@@ -72,7 +72,7 @@ public struct Generation: Hashable, Sendable {
       generations[block.generation].persistentCount &+= 1
       generations[block.generation].persistentBytes &+= block.size
     }
-    let metadata = stream.metadata
+    let metadata = events.stream.metadata
     for index in generations.indices {
       generations[index].categories = tallies[index].categories(metadata: metadata)
     }

@@ -15,8 +15,8 @@ extension Growth {
     throws(AnalysisError)
   {
     var pass = GrowthPass(from: from, to: to)
-    var stream = reader.events()
-    while let event = try stream.nextEvent() {
+    var events = LookaheadEvents(reader.events())
+    while let event = try events.nextEvent(prefetching: { pass.prefetch($0) }) {
       pass.apply(event)
     }
     let endTime = max(reader.trailer?.endTime ?? reader.endTimeLowerBound, pass.lastTime)
@@ -47,7 +47,7 @@ extension Growth {
       stacks.add(block.stack, bytes: block.size)
       bytes &+= block.size
     }
-    let metadata = stream.metadata
+    let metadata = events.stream.metadata
     self.init(
       from: from, to: to, fromTime: fromTime, toTime: toTime, count: UInt64(pass.live.count),
       bytes: bytes, categories: categories.categories(metadata: metadata),
@@ -84,6 +84,9 @@ private struct GrowthPass {
   }
 
   private var isTracking: Bool { fromTime != nil && toTime == nil }
+
+  /// See ``LookaheadEvents``.
+  func prefetch(_ id: AllocID) { live.prefetch(id) }
 
   mutating func apply(_ event: TraceEvent) {
     lastTime = max(lastTime, event.time)

@@ -36,8 +36,8 @@ struct HTMLPageGrid {
     self.bucketCount = max(1, bucketCount)
     var siteIndices: [[Int]: Int] = [:]
     var live = LiveTable<(size: UInt64, site: Int, bucket: Int)>()
-    var stream = reader.events()
-    while let event = try stream.nextEvent() {
+    var events = LookaheadEvents(reader.events())
+    while let event = try events.nextEvent(prefetching: { live.prefetch($0) }) {
       switch event {
       case .alloc(let alloc):
         let key = [stack(alloc.stack), category(alloc.category)]

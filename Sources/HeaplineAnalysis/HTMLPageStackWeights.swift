@@ -41,8 +41,8 @@ struct HTMLPageStackWeights: Hashable {
     var peakBytes: UInt64 = 0
     var epoch: UInt64 = 0
     var lastAllocation: AllocID?
-    var stream = reader.events()
-    while let event = try stream.nextEvent() {
+    var events = LookaheadEvents(reader.events())
+    while let event = try events.nextEvent(prefetching: { live.prefetch($0) }) {
       switch event {
       case .alloc(let alloc):
         let slot =
@@ -74,7 +74,7 @@ struct HTMLPageStackWeights: Hashable {
       default: continue
       }
     }
-    do { try stream.drainMetadata() } catch { throw .trace(error) }
+    do { try events.drainMetadata() } catch { throw .trace(error) }
     var weights: [StackID: HTMLPageStackWeights] = [:]
     for (slot, stack) in stacks.enumerated() {
       weights[stack] = HTMLPageStackWeights(
@@ -82,6 +82,6 @@ struct HTMLPageStackWeights: Hashable {
         allocatedBytes: counters[slot].totalBytes, allocationCount: counters[slot].totalCount,
         temporaryCount: temporary[slot])
     }
-    return (weights, stream.metadata)
+    return (weights, events.stream.metadata)
   }
 }
