@@ -30,6 +30,7 @@ extension Statistics {
       }
       accumulator.apply(event)
     }
+    accumulator.forgetLiveBlocks()
     self.init(
       reader: reader, options: options, accumulator: accumulator,
       metadata: events.stream.metadata)
