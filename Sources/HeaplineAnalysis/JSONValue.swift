@@ -106,6 +106,15 @@ enum JSONValue {
   /// a string with none of them is copied as it is.
   static func appendQuoted(_ string: String, to text: inout TextBytes) {
     text.append(byte: 0x22)
+    // Names and paths seldom need escaping: checked first, they are copied whole.
+    let plain = string.utf8.withContiguousStorageIfAvailable { bytes in
+      !bytes.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }
+    }
+    if plain == true {
+      text.append(string)
+      text.append(byte: 0x22)
+      return
+    }
     for byte in string.utf8 {
       switch byte {
       case 0x22: text.append("\\\"")
