@@ -1,5 +1,21 @@
 import Foundation
 import HeaplineTrace
+import Synchronization
+
+/// How analysis passes read a trace.
+public enum TraceReading {
+  private static let secondThread = Atomic<Bool>(false)
+
+  /// Whether passes read, decode and merge on a thread of their own (``EventPipe``). Off by
+  /// default: inside a program that records itself (the `Heapline` module's in-process
+  /// recordings and leak checks), a finished thread's stack stays mapped in glibc's cache of
+  /// stacks, full of decoded addresses, where the next leak scan would take them for
+  /// pointers. The `heapline` command turns it on.
+  public static var usesSecondThread: Bool {
+    get { secondThread.load(ordering: .relaxed) }
+    set { secondThread.store(newValue, ordering: .relaxed) }
+  }
+}
 
 /// A trace's events, read, checked, decompressed, decoded and merged on a thread of their own,
 /// and handed over a batch at a time, so that a pass applies one batch while the next is read:

@@ -1,8 +1,9 @@
 import HeaplineTrace
 
-/// A trace's events for a pass: read on a thread of their own (``EventPipe``), and handed out
-/// a few events after the pass could first see them, so that it can start loading what each
-/// one will touch before it applies it.
+/// A trace's events for a pass: read on a thread of their own (``EventPipe``) when
+/// ``TraceReading/usesSecondThread`` says so, and handed out a few events after the pass
+/// could first see them, so that it can start loading what each one will touch before it
+/// applies it.
 ///
 /// A pass over millions of live blocks spends much of its time waiting for its live table:
 /// each insert and removal can land on a slot not in the cache. Prefetching the slot of the
@@ -17,14 +18,28 @@ import HeaplineTrace
 struct LookaheadEvents {
   /// How far ahead of the event handed out the prefetch reaches.
   static let depth = 16
-  private let pipe: EventPipe.Handle
+  /// Events read at a time on the calling thread.
+  private static let inlineBatch = 256
+  /// The thread that reads the events, or nil to read them on the calling thread, from
+  /// `inline` (``TraceReading/usesSecondThread``).
+  private let pipe: EventPipe.Handle?
+  private var inline: TraceEventStream?
+  /// An error met on the calling thread, thrown once the events before it are handed out.
+  private var inlineError: TraceError?
   private var batch: [TraceEvent] = []
   private var index = 0
   private var ended: TraceEventStream?
   /// The events handed out so far.
   private(set) var eventCount: UInt64 = 0
 
-  init(_ stream: TraceEventStream) { pipe = EventPipe.start(stream) }
+  init(_ stream: TraceEventStream, secondThread: Bool = TraceReading.usesSecondThread) {
+    if secondThread {
+      pipe = EventPipe.start(stream)
+    } else {
+      pipe = nil
+      inline = stream
+    }
+  }
 
   /// The stream as reading left it, its metadata complete: after ``next(prefetching:)``
   /// returned `nil`, or after ``drainMetadata()``.
@@ -37,8 +52,8 @@ struct LookaheadEvents {
   /// ``depth`` events after it.
   mutating func next(prefetching prefetch: (AllocID) -> Void) throws(TraceError) -> TraceEvent? {
     if index == batch.count {
-      guard let next = try pipe.nextBatch() else {
-        if ended == nil { ended = try pipe.finalStream() }
+      guard let next = try nextBatch() else {
+        if ended == nil { ended = try pipe?.finalStream() ?? inline }
         return nil
       }
       batch = next
@@ -54,6 +69,20 @@ struct LookaheadEvents {
     return event
   }
 
+  private mutating func nextBatch() throws(TraceError) -> [TraceEvent]? {
+    if let pipe { return try pipe.nextBatch() }
+    if let error = inlineError { throw error }
+    var events: [TraceEvent] = []
+    events.reserveCapacity(Self.inlineBatch)
+    do {
+      while events.count < Self.inlineBatch, let event = try inline!.next() { events.append(event) }
+    } catch {
+      inlineError = error
+      if events.isEmpty { throw error }
+    }
+    return events.isEmpty ? nil : events
+  }
+
   private static func prefetch(_ event: TraceEvent, _ prefetch: (AllocID) -> Void) {
     switch event {
     case .alloc(let alloc): prefetch(alloc.id)
@@ -67,6 +96,13 @@ struct LookaheadEvents {
   mutating func drainMetadata() throws(TraceError) {
     batch = []
     index = 0
-    if ended == nil { ended = try pipe.drain() }
+    guard ended == nil else { return }
+    if let pipe {
+      ended = try pipe.drain()
+    } else {
+      if let error = inlineError { throw error }
+      try inline!.drainMetadata()
+      ended = inline
+    }
   }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeaplineAnalysis
 
 #if canImport(Glibc)
   import Glibc
@@ -23,6 +24,8 @@ do {
   CLIOutput.usage(message)
   Glibc.exit(64)
 }
+// The command's own passes read each trace on a second thread (see TraceReading).
+TraceReading.usesSecondThread = true
 do {
   if let label = HeaplineCommand.progressLabel(for: command) { ProgressLine.start(label: label) }
   defer { ProgressLine.stop() }

@@ -3,9 +3,9 @@ import Testing
 
 @testable import HeaplineAnalysis
 
-/// A pass's events, read on a thread of their own, are the plain stream's: the same events in
-/// the same order, across many batches, the same error at the same place, and the whole
-/// metadata after stopping early.
+/// A pass's events, read on a thread of their own or on the calling thread, are the plain
+/// stream's: the same events in the same order, across many batches, the same error at the
+/// same place, and the whole metadata after stopping early.
 @Suite struct EventPipeTests {
   /// `allocations` blocks of 32 bytes, 2 ns apart, each freed 64 allocations later, on two
   /// threads in chunks of 5,000 records, each chunk defining the stack its blocks come from,
@@ -49,8 +49,10 @@ import Testing
   }
 
   /// The pipe's events, and the error that ended them.
-  static func piped(_ path: String) throws -> ([TraceEvent], TraceError?, LookaheadEvents) {
-    var events = LookaheadEvents(try TraceReader(path: path).events())
+  static func piped(_ path: String, threaded: Bool) throws -> (
+    [TraceEvent], TraceError?, LookaheadEvents
+  ) {
+    var events = LookaheadEvents(try TraceReader(path: path).events(), secondThread: threaded)
     var read: [TraceEvent] = []
     do {
       while let event = try events.next(prefetching: { _ in }) { read.append(event) }
@@ -65,12 +67,13 @@ import Testing
     zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset
   }
 
-  @Test func eventsComeInTheStreamsOrderAcrossManyBatches() throws {
+  @Test(arguments: [true, false])
+  func eventsComeInTheStreamsOrderAcrossManyBatches(secondThread: Bool) throws {
     // Given 30,000 allocations and 29,936 frees, 14 batches of events
     let (trace, stackCount) = try Self.trace(allocations: 30_000)
     let (expected, _, stream) = try Self.plain(trace.path)
     // When read through the pipe
-    let (events, error, piped) = try Self.piped(trace.path)
+    let (events, error, piped) = try Self.piped(trace.path, threaded: secondThread)
     // Then they are the same events in the same order, and the metadata is complete
     #expect(error == nil)
     #expect(events.count == 59_936)
@@ -82,12 +85,13 @@ import Testing
     #expect(piped.stream.metadata.stackNodes == stream.metadata.stackNodes)
   }
 
-  @Test func aDamagedRecordEndsTheEventsWhereThePlainStreamEndsThem() throws {
+  @Test(arguments: [true, false])
+  func aDamagedRecordEndsTheEventsWhereThePlainStreamEndsThem(secondThread: Bool) throws {
     // Given a trailer whose end time falls before the last 50 allocations
     let (trace, _) = try Self.trace(allocations: 30_000, endTime: 59_900)
     let (expected, expectedError, _) = try Self.plain(trace.path)
     // When read through the pipe
-    let (events, error, _) = try Self.piped(trace.path)
+    let (events, error, _) = try Self.piped(trace.path, threaded: secondThread)
     // Then every event before the damage comes first, then the same error
     #expect(expectedError != nil)
     #expect(error?.description == expectedError?.description)
@@ -96,11 +100,13 @@ import Testing
     #expect(Self.firstDifference(events, expected) == nil)
   }
 
-  @Test func aPassThatStopsEarlyStillGetsTheWholeMetadata() throws {
+  @Test(arguments: [true, false])
+  func aPassThatStopsEarlyStillGetsTheWholeMetadata(secondThread: Bool) throws {
     let (trace, stackCount) = try Self.trace(allocations: 30_000)
     let (_, _, stream) = try Self.plain(trace.path)
     // When a pass takes 5,000 events, then drains the rest
-    var events = LookaheadEvents(try TraceReader(path: trace.path).events())
+    var events = LookaheadEvents(
+      try TraceReader(path: trace.path).events(), secondThread: secondThread)
     for _ in 0..<5_000 { _ = try events.next(prefetching: { _ in }) }
     try events.drainMetadata()
     // Then it handed out 5,000 events, and the metadata is the whole trace's
