@@ -193,6 +193,20 @@ static struct hl_buffer *acquire(void) {
   return b;
 }
 
+// Takes a buffer whose owner is between events and writes out what it holds, leaving it
+// FLUSHING. Returns 0, with the state it found, when the buffer was not idle.
+static int take_and_write_out(struct hl_buffer *b, uint32_t *found) {
+  uint32_t expected = HL_BUF_IDLE;
+  if (!atomic_compare_exchange_strong(&b->state, &expected, HL_BUF_FLUSHING)) {
+    *found = expected;
+    return 0;
+  }
+  hl_finish_pending_for_flush(b);
+  if (b->counts) hl_counts_emit(b, b->counts, hl_now());
+  hl_buffer_flush(b);
+  return 1;
+}
+
 // Flushes every buffer whose owner is between events. With `final`, waits for owners that are
 // inside an event, then hands every buffer back, so that nothing is written after the trailer.
 void hl_flush_all(int final) {
@@ -200,11 +214,8 @@ void hl_flush_all(int final) {
     struct hl_buffer *b = atomic_load(&hl_buffers[i]);
     if (!b) continue;
     for (unsigned tries = 0;; tries++) {
-      uint32_t expected = HL_BUF_IDLE;
-      if (atomic_compare_exchange_strong(&b->state, &expected, HL_BUF_FLUSHING)) {
-        hl_finish_pending_for_flush(b);
-        if (b->counts) hl_counts_emit(b, b->counts, hl_now());
-        hl_buffer_flush(b);
+      uint32_t expected;
+      if (take_and_write_out(b, &expected)) {
         atomic_store(&b->state, final ? HL_BUF_FREE : HL_BUF_IDLE);
         break;
       }
@@ -226,13 +237,8 @@ int hl_hold_all(void) {
     struct hl_buffer *b = atomic_load(&hl_buffers[i]);
     if (!b) continue;
     for (unsigned tries = 0;; tries++) {
-      uint32_t expected = HL_BUF_IDLE;
-      if (atomic_compare_exchange_strong(&b->state, &expected, HL_BUF_FLUSHING)) {
-        hl_finish_pending_for_flush(b);
-        if (b->counts) hl_counts_emit(b, b->counts, hl_now());
-        hl_buffer_flush(b);
-        break;
-      }
+      uint32_t expected;
+      if (take_and_write_out(b, &expected)) break;
       if (expected == HL_BUF_FREE) break;  // no thread's: none can take it while this holds
       if (tries > 100000) {
         for (uint32_t j = 0; j < i; j++) {
