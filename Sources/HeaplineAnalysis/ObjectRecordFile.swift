@@ -148,26 +148,28 @@ final class ObjectRecordFile {
   }
 
   private func writeAll(_ words: [UInt64], at offset: off_t) throws(AnalysisError) {
-    let length = words.count * 8
-    var done = 0
-    while done < length {
-      let result = words.withUnsafeBytes { bytes in
-        pwrite(descriptor, bytes.baseAddress! + done, length - done, offset + off_t(done))
+    try transferAll(words.count * 8) { done in
+      words.withUnsafeBytes { bytes in
+        pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, offset + off_t(done))
       }
-      if result < 0 && errno == EINTR { continue }
-      guard result > 0 else { throw failure() }
-      done += result
     }
   }
 
   /// Fills `words` from the file at `offset`.
   private func readAll(_ words: inout [UInt64], at offset: off_t) throws(AnalysisError) {
-    let length = words.count * 8
+    try transferAll(words.count * 8) { done in
+      words.withUnsafeMutableBytes { bytes in
+        pread(descriptor, bytes.baseAddress! + done, bytes.count - done, offset + off_t(done))
+      }
+    }
+  }
+
+  /// Calls `transfer` with the bytes moved so far (one pread or pwrite of the rest) until all
+  /// `length` have moved, again after an interrupted call.
+  private func transferAll(_ length: Int, _ transfer: (Int) -> Int) throws(AnalysisError) {
     var done = 0
     while done < length {
-      let result = words.withUnsafeMutableBytes { bytes in
-        pread(descriptor, bytes.baseAddress! + done, length - done, offset + off_t(done))
-      }
+      let result = transfer(done)
       if result < 0 && errno == EINTR { continue }
       guard result > 0 else { throw failure() }
       done += result
