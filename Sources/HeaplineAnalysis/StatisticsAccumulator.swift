@@ -14,10 +14,8 @@ struct StatisticsAccumulator {
   }
 
   private var live = LiveTable<LiveBlock>()
-  /// Slots of stacks, indexed by id, -1 when unused: the shim numbers stacks 1, 2, 3…, so
-  /// the common case needs no hashing. Ids past the array's bound (a damaged trace's) hash.
-  private var denseStackSlots: [Int32] = []
-  private var sparseStackSlots: [StackID: Int32] = [:]
+  /// Slots of stacks, when the pass counts each stack as one.
+  private var stackSlots = IDSlots<StackID>()
   /// Slots of (stack, category) pairs, when the pass counts a stack's categories apart.
   private var pairSlots: [StackCategory: Int32]?
   private(set) var stackIDs: [StackID] = []
@@ -28,11 +26,9 @@ struct StatisticsAccumulator {
   private(set) var stackTemporaryCounts: [UInt64] = []
   /// The last allocation while no free or allocation has followed it.
   private var lastAllocation: (id: AllocID, stackSlot: Int32)?
-  /// Slots of size-class categories, indexed by class, -1 when unused: the common case
-  /// needs no hashing.
-  private var sizeClassSlots = [Int32](repeating: -1, count: 512)
-  private var namedCategorySlots: [CategoryID: Int32] = [:]
-  private(set) var categoryIDs: [CategoryID] = []
+  private var categorySlots = IDSlots<CategoryID>()
+  /// The categories, by slot.
+  var categoryIDs: [CategoryID] { categorySlots.ids }
   private(set) var categoryCounters: [UsageCounter] = []
   private(set) var totals = AllocationTotals()
   /// Incremented each time live bytes reach a new peak; see ``UsageCounter``.
@@ -177,27 +173,13 @@ struct StatisticsAccumulator {
   }
 
   private mutating func stackSlot(_ id: StackID) -> Int32 {
-    let dense = id.rawValue < 1 << 24
-    let index = Int(truncatingIfNeeded: id.rawValue)
-    if dense, index < denseStackSlots.count, denseStackSlots[index] >= 0 {
-      return denseStackSlots[index]
+    let slot = stackSlots.slot(adding: id)
+    if slot == stackIDs.count {
+      stackIDs.append(id)
+      stackCounters.append(UsageCounter())
+      stackTemporaryCounts.append(0)
     }
-    if !dense, let slot = sparseStackSlots[id] { return slot }
-    let slot = Int32(stackIDs.count)
-    if dense {
-      if index >= denseStackSlots.count {
-        denseStackSlots.append(
-          contentsOf: repeatElement(
-            -1, count: max(index + 1, 2 * denseStackSlots.count) - denseStackSlots.count))
-      }
-      denseStackSlots[index] = slot
-    } else {
-      sparseStackSlots[id] = slot
-    }
-    stackIDs.append(id)
-    stackCounters.append(UsageCounter())
-    stackTemporaryCounts.append(0)
-    return slot
+    return Int32(slot)
   }
 
   private mutating func pairSlot(_ pair: StackCategory) -> Int32 {
@@ -212,21 +194,11 @@ struct StatisticsAccumulator {
   }
 
   private mutating func categorySlot(_ id: CategoryID) -> Int32 {
-    let index = Int(truncatingIfNeeded: id.rawValue)
-    if id.rawValue < UInt64(sizeClassSlots.count), sizeClassSlots[index] >= 0 {
-      return sizeClassSlots[index]
-    }
-    if let slot = namedCategorySlots[id] { return slot }
-    let slot = Int32(categoryIDs.count)
-    if id.rawValue < UInt64(sizeClassSlots.count) {
-      sizeClassSlots[index] = slot
-    } else {
-      namedCategorySlots[id] = slot
-    }
-    categoryIDs.append(id)
-    categoryCounters.append(UsageCounter())
-    return slot
+    let slot = categorySlots.slot(adding: id)
+    if slot == categoryCounters.count { categoryCounters.append(UsageCounter()) }
+    return Int32(slot)
   }
+
 }
 
 /// A stack and one category of its blocks.

@@ -11,7 +11,7 @@ struct TimelineAccumulator {
   private let peakLiveBytes: UInt64
   private let columnOfCategory: [CategoryID: Int]
   /// The columns of the categories met so far, by slot: the dictionary is asked once each.
-  private var categorySlots = CategorySlots()
+  private var categorySlots = IDSlots<CategoryID>()
   private var columnOfSlot: [Int] = []
   /// The column for the categories without one of their own; -1 without columns.
   private let otherColumn: Int

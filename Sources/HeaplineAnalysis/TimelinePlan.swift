@@ -31,7 +31,7 @@ struct TimelinePlan {
   init(reader: TraceReader, grouping: TimelineOptions.Grouping) throws(TraceError) {
     var events = LookaheadEvents(reader.events())
     var live = LiveTable<(size: UInt64, slot: Int)>()
-    var slots = CategorySlots()
+    var slots = IDSlots<CategoryID>()
     var categories: [CategoryPeak] = []
     var liveBytes: UInt64 = 0
     var lastTime: UInt64 = 0
