@@ -41,7 +41,7 @@ static void hl_fork_child(void) {
 
 static int hl_begin(const char *path, unsigned depth, int in_process) {
   hl_depth = depth ? (depth > HL_MAX_DEPTH ? HL_MAX_DEPTH : depth) : HL_DEFAULT_DEPTH;
-  hl_start_ns = hl_monotonic_ns();
+  hl_clock_start();
   hl_shared_begin();
   int err = hl_writer_open(hl_rotate_first_path(path, in_process), in_process);
   if (err) return err;

@@ -144,6 +144,7 @@ static inline void hl_leave(void) {
 // clock.c
 uint64_t hl_now(void);  // nanoseconds since the recording started
 uint64_t hl_monotonic_ns(void);
+void hl_clock_start(void);  // clock.c: a new recording's time 0
 extern uint64_t hl_start_ns;
 
 // threads.c

@@ -95,19 +95,6 @@ void hl_spin_lock(_Atomic int *lock) {
 
 void hl_spin_unlock(_Atomic int *lock) { atomic_store_explicit(lock, 0, memory_order_release); }
 
-uint64_t hl_start_ns;
-
-uint64_t hl_monotonic_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t hl_now(void) {
-  uint64_t now = hl_monotonic_ns();
-  return now > hl_start_ns ? now - hl_start_ns : 0;
-}
-
 // The stderr the program started with: the shim writes to descriptor 2 only while it is still
 // that, never into a file that the program opened there after closing its stderr.
 static dev_t hl_stderr_dev;
