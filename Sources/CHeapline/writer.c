@@ -144,7 +144,7 @@ int hl_writer_open(const char *path, int in_process) {
   clock_gettime(CLOCK_REALTIME, &real);
   uint8_t h[HL_HEADER_BYTES] = {0};
   memcpy(h, "HEAPLINE", 8);
-  put16(h + 8, 3);  // format version: TraceConstants.version
+  put16(h + 8, 4);  // format version: TraceConstants.version
   put16(h + 10, HL_HEADER_BYTES);
   put32(h + 12, (uint32_t)getpid());
   put64(h + 16, hl_start_ns);
@@ -193,6 +193,9 @@ void hl_writer_chunk(int kind, struct hl_buffer *b, uint64_t base_time, const ui
   }
   put32(h, 0x4B434C48u);
   h[4] = (uint8_t)kind;
+  // Flag bit 0: nothing but ALLOC, FREE and FREE_NEAR records, so a reader that wants only the
+  // stacks and modules (record's symbols pass) need not decompress it: most chunks are such.
+  if (b && kind == HL_CHUNK_EVENTS && b->records == b->allocs + b->frees) h[6] = 1;
   put32(h + 8, b ? b->serial : 0);
   put32(h + 12, b ? b->tid : 0);
   put32(h + 16, stored_len);

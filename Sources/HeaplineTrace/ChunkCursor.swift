@@ -132,6 +132,17 @@ extension ChunkCursor {
       return .free(try decodeFree())
     case .freeNear:
       return .free(try decodeFreeNear())
+    default: break
+    }
+    // A reader that wanted only metadata skipped this chunk on its header's word.
+    guard !chunk.flags.contains(.allocationsOnly) else {
+      throw MalformedRecord(
+        detail: "record tag \(tagByte) in a chunk whose header says it holds only ALLOC, FREE"
+          + " and FREE_NEAR records")
+    }
+    switch tag {
+    case .alloc, .free, .freeNear:
+      break  // decoded above
     case .carried:
       return .alloc(try decodeCarried())
     case .rss:

@@ -9,6 +9,8 @@ public struct ChunkHeader: Hashable, Sendable {
   public var kind: ChunkKind
   /// How the payload is stored.
   public var encoding: PayloadEncoding
+  /// What the header says of the payload's records.
+  public var flags: ChunkFlags
   /// Serial of the writing thread: 1, 2, 3…; 0 for the shim's own thread.
   public var threadSerial: UInt32
   /// Kernel thread id of the writing thread.
@@ -31,11 +33,12 @@ public struct ChunkHeader: Hashable, Sendable {
   public init(
     offset: UInt64, kind: ChunkKind, encoding: PayloadEncoding, threadSerial: UInt32,
     threadID: UInt32, storedLength: UInt32, rawLength: UInt32, baseTime: UInt64,
-    firstAllocCounter: UInt64, recordCount: UInt32, checksum: UInt32
+    firstAllocCounter: UInt64, recordCount: UInt32, checksum: UInt32, flags: ChunkFlags = []
   ) {
     self.offset = offset
     self.kind = kind
     self.encoding = encoding
+    self.flags = flags
     self.threadSerial = threadSerial
     self.threadID = threadID
     self.storedLength = storedLength
@@ -58,7 +61,7 @@ public struct ChunkHeader: Hashable, Sendable {
     writer.appendUInt32(TraceConstants.chunkMagic)
     writer.appendUInt8(kind.rawValue)
     writer.appendUInt8(encoding.rawValue)
-    writer.appendUInt16(0)
+    writer.appendUInt16(flags.rawValue)
     writer.appendUInt32(threadSerial)
     writer.appendUInt32(threadID)
     writer.appendUInt32(storedLength)

@@ -1,4 +1,4 @@
-/// Constants of the trace file format, version 3.
+/// Constants of the trace file format, version 4.
 ///
 /// The layout they describe is documented in <doc:TraceFormat>. The C shim writes the same
 /// values; change both sides together and bump ``version`` when the layout changes.
@@ -6,7 +6,7 @@ public enum TraceConstants {
   /// The eight bytes every trace starts with: ASCII `HEAPLINE`.
   public static let fileMagic: [UInt8] = Array("HEAPLINE".utf8)
   /// The format version this reader understands and the writer produces.
-  public static let version: UInt16 = 3
+  public static let version: UInt16 = 4
   /// Size of the file header; the first chunk starts here.
   public static let fileHeaderSize = 48
   /// Magic number at the start of every chunk: the bytes `HLCK` read as a little-endian u32.
@@ -35,6 +35,19 @@ public enum ChunkKind: UInt8, Sendable {
   /// The frames of the trace's stacks, symbolized when `heapline record` finished, just
   /// before the trailer (see ``StoredSymbols``). Traces without one read as before.
   case symbols = 3
+}
+
+/// What a chunk's header says of its payload, from bytes 6 and 7 of the header.
+public struct ChunkFlags: OptionSet, Hashable, Sendable {
+  public let rawValue: UInt16
+  public init(rawValue: UInt16) { self.rawValue = rawValue }
+
+  /// The payload holds ALLOC, FREE and FREE_NEAR records and nothing else, so a reader that
+  /// wants only the trace's stacks and modules can skip it without decompressing it.
+  public static let allocationsOnly = ChunkFlags(rawValue: 1 << 0)
+
+  /// Every flag this reader knows; a header with another bit set is rejected.
+  public static let known: ChunkFlags = [.allocationsOnly]
 }
 
 /// How a chunk's payload is stored, from byte 5 of its header.

@@ -55,7 +55,8 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
     case headerChecksumMismatch
     /// A chunk claims more bytes than lie between it and the trailer that ends the file.
     case chunkPastTrailer(chunk: UInt64, needed: UInt64, trailer: UInt64)
-    /// A reserved field, at this file offset, is not zero.
+    /// A reserved field, or a chunk flag bit this reader does not know, at this file offset, is
+    /// not zero.
     case nonzeroReserved(offset: UInt64)
     /// A chunk's time or alloc counter goes back from its thread's previous chunk.
     case chunkOutOfOrder(chunk: UInt64, String)

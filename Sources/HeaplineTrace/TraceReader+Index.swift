@@ -178,14 +178,16 @@ extension TraceReader {
       guard let encoding = PayloadEncoding(rawValue: encodingByte) else {
         throw fail(.unknownEncoding(chunk: offset, encodingByte))
       }
-      let reserved = try cursor.readUInt16()
-      guard reserved == 0 else { throw fail(.nonzeroReserved(offset: offset + 6)) }
+      let flags = ChunkFlags(rawValue: try cursor.readUInt16())
+      guard ChunkFlags.known.isSuperset(of: flags) else {
+        throw fail(.nonzeroReserved(offset: offset + 6))
+      }
       return ChunkHeader(
         offset: offset, kind: kind, encoding: encoding, threadSerial: try cursor.readUInt32(),
         threadID: try cursor.readUInt32(), storedLength: try cursor.readUInt32(),
         rawLength: try cursor.readUInt32(), baseTime: try cursor.readUInt64(),
         firstAllocCounter: try cursor.readUInt64(), recordCount: try cursor.readUInt32(),
-        checksum: try cursor.readUInt32())
+        checksum: try cursor.readUInt32(), flags: flags)
     } catch let error as TraceError {
       throw error
     } catch {

@@ -43,7 +43,8 @@ public struct TraceWriter: Sendable {
       threadSerial: threadSerial, firstAllocCounter: nextAllocCounter[threadSerial] ?? 0)
   }
 
-  /// Appends `chunk`, raw or as one zstd frame; returns its header.
+  /// Appends `chunk`, raw or as one zstd frame; returns its header. Like the shim, it flags a
+  /// chunk of nothing but allocations and frees (``ChunkFlags/allocationsOnly``).
   @discardableResult
   public mutating func append(_ chunk: ChunkBuilder, encoding: PayloadEncoding = .raw)
     -> ChunkHeader
@@ -55,7 +56,8 @@ public struct TraceWriter: Sendable {
       threadSerial: chunk.threadSerial, threadID: chunk.threadID,
       storedLength: UInt32(stored.count), rawLength: UInt32(raw.count),
       baseTime: chunk.baseTime ?? lastBaseTime[chunk.threadSerial] ?? 0,
-      firstAllocCounter: chunk.firstAllocCounter, recordCount: chunk.recordCount, checksum: 0)
+      firstAllocCounter: chunk.firstAllocCounter, recordCount: chunk.recordCount, checksum: 0,
+      flags: chunk.recordCount == chunk.allocCount + chunk.freeCount ? .allocationsOnly : [])
     header.seal(over: stored)
     bytes += header.encoded
     bytes += stored

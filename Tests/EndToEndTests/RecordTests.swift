@@ -34,6 +34,32 @@ import Testing
     #expect(stats.trace.isComplete)
   }
 
+  @Test func chunksOfOnlyAllocationsAreFlaggedAndSkippingThemLosesNoStack() throws {
+    // Given a program whose main thread makes 200,000 blocks from one stack and frees them all,
+    // so that all of its chunks but three hold only ALLOC and FREE records: the first (start-up's
+    // stacks), the last of its events (stdio's stacks) and the exit's leak scan
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("blocks", in: dir)
+    let trace = dir.appendingPathComponent("blocks.trace")
+    _ = try Harness.heapline(
+      ["record", "--no-symbols", "-o", trace.path, "--", program, "200000", "48", "200000", "0"])
+    let reader = try TraceReader(path: trace.path)
+    // Then the shim flags those chunks
+    let main = reader.chunks.filter { $0.kind == .events && $0.threadSerial == 1 }
+    let flagged = main.filter { $0.flags.contains(.allocationsOnly) }
+    #expect(main.count >= 25)
+    #expect(flagged.count >= main.count - 3)
+    // And a full read finds no other record in a flagged chunk (the decoder rejects one), and
+    // the stacks read past the flagged chunks are all the trace's stacks
+    var events = reader.events()
+    var allocations = 0
+    while let event = try events.next() { if case .alloc = event { allocations += 1 } }
+    #expect(allocations >= 200_001)
+    let skipping = try reader.stacksAndModules(of: reader.chunks)
+    #expect(skipping.stacks == events.metadata.stackNodes)
+    #expect(skipping.modules == events.metadata.modules)
+  }
+
   @Test func theTopStackIsSymbolizedToTheAllocatingLine() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("blocks", in: dir)

@@ -126,12 +126,12 @@ struct TraceReaderTests {
       try TraceReader(path: short.path)
     }
     var future = Self.twoChunks()
-    future.bytes[8] = 4
+    future.bytes[8] = 5
     let version = try TemporaryTrace(future)
     let error = #expect(throws: TraceError.self) { try TraceReader(path: version.path) }
-    #expect(error?.reason == .unsupportedVersion(4))
+    #expect(error?.reason == .unsupportedVersion(5))
     #expect(
-      error?.description.hasSuffix("format version 4 at offset 8 (this heapline reads version 3)")
+      error?.description.hasSuffix("format version 5 at offset 8 (this heapline reads version 4)")
         == true)
   }
 
