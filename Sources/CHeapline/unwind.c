@@ -140,6 +140,7 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
   if (max > HL_WALK_MAX) max = HL_WALK_MAX;
   uint32_t j = 0;  // the previous stack's first frame whose slot is not below this one's
   int n = 0, complete = 1, rbx_known = 1;
+  int in_place = 0;  // frames from here on are the previous stack's, at the same places
   uintptr_t pc = *(const uintptr_t *)slot;
   while (n < max) {
     pcs[n] = (void *)pc;
@@ -150,6 +151,7 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
       if (more >= 0) {
         complete = s->prev_complete && n + more <= max;
         if (n + more > max) more = max - n;
+        if (j + 1 == (uint32_t)n) in_place = n;
         for (int k = 0; k < more; k++) {
           pcs[n] = (void *)s->prev_pcs[j + 1 + k];
           slots[n++] = s->prev_slots[j + 1 + k];
@@ -187,8 +189,11 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
 done:
   s->prev_depth = (uint32_t)n;
   s->prev_complete = (uint32_t)complete;
-  for (int k = 0; k < n; k++) s->prev_pcs[k] = (uintptr_t)pcs[k];
-  memcpy(s->prev_slots, slots, (size_t)n * sizeof *slots);
+  // A stack of the same depth where it met the previous one (a loop's next call) has the rest
+  // of it in place already: only the frames walked are copied.
+  int changed = in_place ? in_place : n;
+  for (int k = 0; k < changed; k++) s->prev_pcs[k] = (uintptr_t)pcs[k];
+  memcpy(s->prev_slots, slots, (size_t)changed * sizeof *slots);
   return n;
 }
 
