@@ -152,10 +152,9 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
         complete = s->prev_complete && n + more <= max;
         if (n + more > max) more = max - n;
         if (j + 1 == (uint32_t)n) in_place = n;
-        for (int k = 0; k < more; k++) {
-          pcs[n] = (void *)s->prev_pcs[j + 1 + k];
-          slots[n++] = s->prev_slots[j + 1 + k];
-        }
+        memcpy(pcs + n, s->prev_pcs + j + 1, (size_t)more * sizeof *pcs);
+        if (!in_place) memcpy(slots + n, s->prev_slots + j + 1, (size_t)more * sizeof *slots);
+        n += more;
         goto done;
       }
     }
