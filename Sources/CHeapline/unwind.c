@@ -119,14 +119,19 @@ static inline int readable(uintptr_t at, uintptr_t lo, uintptr_t hi) {
 // addresses is still in its slot; -1 otherwise. `have` frames are unwound already, up to and
 // including the one that matched `j`. A previous stack cut at the depth limit reaches the limit
 // again only when this one is at least as deep where they meet.
+// A stack's slots rise strictly from its innermost frame out (the walk never steps to a CFA
+// at or below the slot it left), and each was readable when it was found: so when the first
+// and the last lie within the stack now, all of them do, and the loop only compares.
 static int reusable(const struct hl_unwind_state *s, uint32_t j, int have, uintptr_t lo,
                     uintptr_t hi) {
   if (!s->prev_complete && have <= (int)j) return -1;
-  for (uint32_t k = j + 1; k < s->prev_depth; k++) {
-    uintptr_t slot = s->prev_slots[k];
-    if (!readable(slot, lo, hi) || *(const uintptr_t *)slot != s->prev_pcs[k]) return -1;
-  }
-  return (int)(s->prev_depth - j - 1);
+  uint32_t depth = s->prev_depth;
+  if (j + 1 >= depth) return 0;
+  if (!readable(s->prev_slots[j + 1], lo, hi) || !readable(s->prev_slots[depth - 1], lo, hi))
+    return -1;
+  for (uint32_t k = j + 1; k < depth; k++)
+    if (*(const uintptr_t *)s->prev_slots[k] != s->prev_pcs[k]) return -1;
+  return (int)(depth - j - 1);
 }
 
 // Called through hl_unwind_fast (below), which passes the slot of its own return address and
