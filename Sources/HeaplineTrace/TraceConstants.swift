@@ -5,8 +5,11 @@
 public enum TraceConstants {
   /// The eight bytes every trace starts with: ASCII `HEAPLINE`.
   public static let fileMagic: [UInt8] = Array("HEAPLINE".utf8)
-  /// The format version this reader understands and the writer produces.
+  /// The format version the writer produces, and the newest this reader understands.
   public static let version: UInt16 = 4
+  /// The oldest format version this reader understands: a version 3 trace is a version 4 trace
+  /// whose chunks carry no flags, so traces recorded before version 4 still read.
+  public static let oldestReadableVersion: UInt16 = 3
   /// Size of the file header; the first chunk starts here.
   public static let fileHeaderSize = 48
   /// Magic number at the start of every chunk: the bytes `HLCK` read as a little-endian u32.

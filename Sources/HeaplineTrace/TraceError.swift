@@ -130,7 +130,8 @@ public struct TraceError: Error, Hashable, Sendable, CustomStringConvertible {
       return "cannot write trace \(file) at offset \(offset): \(message)"
     case .unsupportedVersion(let version):
       return "unsupported trace \(file): format version \(version) at offset 8"
-        + " (this heapline reads version \(TraceConstants.version))"
+        + " (this heapline reads versions \(TraceConstants.oldestReadableVersion) to"
+        + " \(TraceConstants.version))"
     default:
       return "corrupt trace \(file): \(corruptionDetail)"
     }

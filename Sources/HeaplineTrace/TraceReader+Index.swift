@@ -30,7 +30,8 @@ extension TraceReader {
     }
     do {
       let version = try cursor.readUInt16()
-      guard version == TraceConstants.version else { throw fail(.unsupportedVersion(version)) }
+      guard (TraceConstants.oldestReadableVersion...TraceConstants.version).contains(version)
+      else { throw fail(.unsupportedVersion(version)) }
       let headerSize = try cursor.readUInt16()
       guard Int(headerSize) == TraceConstants.fileHeaderSize else {
         throw fail(.badHeaderSize(headerSize))

@@ -115,7 +115,7 @@ struct TraceReaderTests {
         == "corrupt trace '\(trace.path)': bad magic at offset 0 (not a Heapline trace)")
   }
 
-  @Test("an empty file, a short header and an unknown version are rejected")
+  @Test("an empty file, a short header and an unknown version are rejected; version 3 still reads")
   func badHeaders() throws {
     let empty = try TemporaryTrace(bytes: [])
     #expect(throws: TraceError(path: empty.path, reason: .emptyFile)) {
@@ -131,8 +131,24 @@ struct TraceReaderTests {
     let error = #expect(throws: TraceError.self) { try TraceReader(path: version.path) }
     #expect(error?.reason == .unsupportedVersion(5))
     #expect(
-      error?.description.hasSuffix("format version 5 at offset 8 (this heapline reads version 4)")
-        == true)
+      error?.description.hasSuffix(
+        "format version 5 at offset 8 (this heapline reads versions 3 to 4)") == true)
+    // A version 3 trace, from before chunks carried flags, still reads
+    var three = TraceWriter(header: TraceHeader(version: 3))
+    var chunk = three.makeChunk(threadSerial: 1)
+    chunk.alloc(at: 0, size: 48, address: 0x10)
+    var header = three.append(chunk)
+    header.flags = []
+    three.reseal(header)
+    let recorded = try TemporaryTrace(three)
+    #expect(try TraceReader(path: recorded.path).header.version == 3)
+    #expect(try recorded.events().events.count == 1)
+    var past = Self.twoChunks()
+    past.bytes[8] = 2
+    let old = try TemporaryTrace(past)
+    #expect(throws: TraceError(path: old.path, reason: .unsupportedVersion(2))) {
+      try TraceReader(path: old.path)
+    }
   }
 
   @Test("a missing file fails with the system's reason")
