@@ -51,6 +51,7 @@ static _Atomic int hl_calibrating;
 static int hl_tsc_usable = -1;  // the kernel's clocksource is the TSC; -1 not yet looked at
 static uint64_t hl_anchor_tsc, hl_anchor_ns;  // taken at the start: the long baseline's origin
 static uint64_t hl_interval_ns;
+static unsigned hl_loose_brackets;  // calibrations given up in a row for a loose bracket
 
 static int clocksource_is_tsc(void) {
   int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
@@ -95,8 +96,9 @@ static void calibrate(void) {
   uint64_t t = __rdtsc();
   uint64_t after = hl_monotonic_ns();
   // A thread preempted between the two reads knows the counter's time only roughly: the next
-  // read of the clock tries again.
-  if (after - before > HL_BRACKET_NS) return;
+  // read of the clock tries again, but not forever, or every read would stay on this path.
+  if (after - before > HL_BRACKET_NS && ++hl_loose_brackets < 16) return;
+  hl_loose_brackets = 0;
   uint64_t truth = since_start(before + (after - before) / 2);
   if (t <= hl_anchor_tsc || truth <= hl_anchor_ns) return;
   double rate = (double)(truth - hl_anchor_ns) / (double)(t - hl_anchor_tsc);  // ns per tick
@@ -154,6 +156,7 @@ void hl_clock_start(void) {
   hl_start_ns = before;
   hl_anchor_ns = (after - before) / 2;
   hl_interval_ns = HL_FIRST_INTERVAL_NS;
+  hl_loose_brackets = 0;
   atomic_store_explicit(&hl_calibrating, 0, memory_order_release);
 }
 
