@@ -157,8 +157,11 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
         complete = s->prev_complete && n + more <= max;
         if (n + more > max) more = max - n;
         if (j + 1 == (uint32_t)n) in_place = n;
+        // The slots are copied even when in place, as they always were: writing them also
+        // overwrites the dead stack below the program's frames, where stale heap pointers could
+        // pass for live ones in a leak scan of a thread that later parks over them.
         memcpy(pcs + n, s->prev_pcs + j + 1, (size_t)more * sizeof *pcs);
-        if (!in_place) memcpy(slots + n, s->prev_slots + j + 1, (size_t)more * sizeof *slots);
+        memcpy(slots + n, s->prev_slots + j + 1, (size_t)more * sizeof *slots);
         n += more;
         goto done;
       }
