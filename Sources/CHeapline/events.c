@@ -20,9 +20,11 @@ HL_HOOK static void hl_finish_pending(struct hl_buffer *b) {
     uint64_t words[2];
     if (hl_live_peek(p->addr, b->serial, p->counter, words)) {
       uint32_t cat = hl_swift_classify_in(b, p->size, words);
-      if (cat && hl_live_set_category(p->addr, p->counter, cat,
-                                      hl_info_intern(b->infos, p->size, p->stack, cat)))
+      uint32_t info = cat ? hl_info_intern(b->infos, p->size, p->stack, cat) : 0;
+      if (cat && hl_live_set_category(p->addr, p->counter, cat, info)) {
         p->category = cat;
+        p->info = info;
+      }
     }
   }
   hl_emit_alloc_pending(b);
@@ -42,7 +44,7 @@ HL_HOOK static void hl_record_alloc(struct hl_buffer *b, uint64_t addr, uint64_t
   hl_live_insert(&blk, &evicted, &had_evicted);
   // The address is live in the table already: its free went unseen. Close the old block so it
   // is not leaked.
-  if (had_evicted) hl_emit_free(b, now, evicted.serial, evicted.counter);
+  if (had_evicted) hl_emit_free(b, now, &evicted);
   // glibc carves a run of allocations from the top of the heap one after another, so the next
   // block most likely starts where this chunk ends (16-byte granules, an 8-byte header, 32 at
   // least): loading its slot now gives the cache miss a whole allocation's time to land.
@@ -50,13 +52,13 @@ HL_HOOK static void hl_record_alloc(struct hl_buffer *b, uint64_t addr, uint64_t
   hl_live_prefetch(addr + (chunk < 32 ? 32 : chunk));
   b->pending = (struct hl_pending){.addr = addr, .size = size, .time = now,
                                    .counter = blk.counter, .stack = stack,
-                                   .category = blk.category, .valid = 1};
+                                   .category = blk.category, .valid = 1, .info = blk.info};
   b->next_alloc++;
 }
 
 HL_HOOK static void hl_record_free(struct hl_buffer *b, uint64_t addr, uint64_t now) {
   struct hl_block blk;
-  if (hl_live_remove(addr, &blk)) hl_emit_free(b, now, blk.serial, blk.counter);
+  if (hl_live_remove(addr, &blk)) hl_emit_free(b, now, &blk);
 }
 
 // Writes the calls that signal handlers made during this event. A handler may add more while
@@ -120,7 +122,7 @@ HL_HOOK void hl_on_realloc(const struct hl_block *old, int had_old, void *ptr, s
   HL_EVENT({
     hl_finish_pending(b);
     uint64_t now = hl_now();
-    if (had_old) hl_emit_free(b, now, old->serial, old->counter);
+    if (had_old) hl_emit_free(b, now, old);
     uint32_t stack = hl_capture_stack(b);
     hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, now, stack, hl_tls.scope);
   });
@@ -147,7 +149,7 @@ HL_HOOK int hl_sample_record_free(void *ptr, int emit, struct hl_block *out) {
     had = hl_live_remove((uint64_t)(uintptr_t)ptr, &blk);
     if (had && emit) {
       hl_finish_pending(b);
-      hl_emit_free(b, hl_now(), blk.serial, blk.counter);
+      hl_emit_free(b, hl_now(), &blk);
     }
     if (had && out) *out = blk;
   });
@@ -157,7 +159,7 @@ HL_HOOK int hl_sample_record_free(void *ptr, int emit, struct hl_block *out) {
 HL_HOOK void hl_sample_emit_free(const struct hl_block *blk) {
   HL_EVENT({
     hl_finish_pending(b);
-    hl_emit_free(b, hl_now(), blk->serial, blk->counter);
+    hl_emit_free(b, hl_now(), blk);
   });
 }
 

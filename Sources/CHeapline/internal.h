@@ -6,24 +6,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model.h"
+
 #define HL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HL_UNLIKELY(x) __builtin_expect(!!(x), 0)
 // Code that runs between a hook's entry and the unwinder lives in its own section, so the
 // frames it leaves on the stack can be told apart from the caller's and dropped.
 #define HL_HOOK __attribute__((section("hl_text")))
 
-enum { HL_DEFAULT_DEPTH = 64, HL_MAX_DEPTH = 256, HL_BUFFER_BYTES = 64 * 1024,
-       HL_NODE_CACHE = 4096, HL_INFO_CACHE_BITS = 10, HL_TIME_GRAIN = 1024 };
+// A buffer's two sections (TraceFormat.md, "Payload"): events, and the side section of what
+// the events need defined first (allocation infos, stack nodes, times). A chunk goes out when
+// either is full, or when a flush takes it.
+enum { HL_DEFAULT_DEPTH = 64, HL_MAX_DEPTH = 256, HL_BUFFER_BYTES = 2 * 1024 * 1024,
+       HL_SIDE_BYTES = 64 * 1024, HL_NODE_CACHE = 4096, HL_INFO_CACHE_BITS = 10 };
+// Event times: 1,024 ns grains. A thread that is alone in allocating stamps its events with the
+// time of its last TICK, written whenever a millisecond (975 grains: with the grain's own
+// rounding, under 1 ms) has passed; while other threads allocate too, every grain (events.c).
+enum { HL_TIME_GRAIN = 1024, HL_COARSE_TICK = 975 * HL_TIME_GRAIN };
 
 // Recording state of the process, read by every hook.
 enum hl_state { HL_UNINIT = 0, HL_OFF = 1, HL_ON = 2, HL_STOPPING = 3 };
 extern _Atomic int hl_state;
 extern unsigned hl_depth;
 
-// Trace record tags and chunk kinds (TraceFormat.md).
-enum { HL_TAG_ALLOC = 1, HL_TAG_FREE = 2, HL_TAG_STACK = 3, HL_TAG_CATEGORY = 4,
-       HL_TAG_MODULE = 5, HL_TAG_RSS = 6, HL_TAG_MARK = 7, HL_TAG_LOST = 8,
-       HL_TAG_FREE_NEAR = 0x0A };
+// Trace record tags and chunk kinds (TraceFormat.md). Format 5 writes allocations and frees
+// with tags of their own; 1, 2, 3 and 0x0A are format 4's, which readers still read.
+enum { HL_TAG_CATEGORY = 4, HL_TAG_MODULE = 5, HL_TAG_RSS = 6, HL_TAG_MARK = 7, HL_TAG_LOST = 8 };
+enum { HL_TAG_FREE_FAR = 0x0B, HL_TAG_FREE_HERE = 0x0C, HL_TAG_FREE_OTHER = 0x0D,
+       HL_TAG_ALLOC_EXPLICIT = 0x0E, HL_TAG_ALLOC = 0x40 /* | the address code, 0x40…0x4F */ };
+// Side section records.
+enum { HL_TAG_TICK = 0x50, HL_TAG_INFO = 0x51, HL_TAG_PC = 0x52, HL_TAG_STACK = 0x53 };
+enum { HL_CHUNK_NO_STACKS = 1, HL_CHUNK_SIDE = 2 };  // chunk header flags
 enum { HL_TAG_BACKING_ALLOC = 0x20, HL_TAG_BACKING_FREE = 0x21, HL_TAG_WARNING = 0x22,
        HL_TAG_WARNING_RESPONSE = 0x23, HL_TAG_FOOTPRINT = 0x24, HL_TAG_MEMORY_LIMIT = 0x25,
        HL_TAG_SAMPLING = 0x26, HL_TAG_COUNTS = 0x27, HL_TAG_CARRIED = 0x28,
@@ -44,13 +57,14 @@ enum { HL_BUF_FREE = 0, HL_BUF_IDLE = 1, HL_BUF_BUSY = 2, HL_BUF_FLUSHING = 3 };
 struct hl_pending {  // the last allocation, written once its Swift header can be read
   uint64_t addr, size, time, counter;
   uint32_t stack, category;
-  uint32_t valid, pad;
+  uint32_t valid, info;  // info: its allocation info, 0 when there was no room for one
 };
 
-// A thread's buffer. Its first 128 bytes and `data` have a fixed layout: `heapline record` reads
-// them from shared memory after the process has died, to write what the shim could not
-// (TraceFormat.md, "Shared buffers"). Records are encoded at `pos`; `len` moves up to `pos` only
-// once a record is whole, so a process killed mid-record leaves no torn record behind.
+// A thread's buffer. Its first 128 bytes, `data` and `side` have a fixed layout: `heapline
+// record` reads them from shared memory after the process has died, to write what the shim could
+// not (TraceFormat.md, "Shared buffers"). Records are encoded at `pos` and `side_pos`; `len` and
+// `side_len` move up to them only once a record is whole, so a process killed mid-record leaves
+// no torn record behind. A side record is whole before the event that needs it.
 struct hl_buffer {
   _Atomic uint32_t state;  // 0
   uint32_t serial, tid;    // 4, 8
@@ -61,15 +75,25 @@ struct hl_buffer {
   uint32_t many;           // 36: 1 when threads share it (more threads than buffers)
   _Atomic uint64_t inflight;  // 40: 1 + the file offset its chunk is being written at; 0 none
   struct hl_pending pending;  // 48..96
-  uint64_t last_time;         // 96: time of the last timed record, whole or not
-  uint8_t reserved[24];
+  uint64_t last_time;         // 96: time of the last timed record or TICK, whole or not
+  uint32_t side_len;          // 104: bytes of whole records in side
+  uint8_t reserved[20];
   uint8_t data[HL_BUFFER_BYTES];  // 128
+  uint8_t side_prefix[8];  // where a flush writes the side section's length, just before it
+  uint8_t side[HL_SIDE_BYTES];
   // Private to the process from here on.
-  uint32_t pos, records, allocs, frees;
+  uint32_t pos, side_pos;
+  uint32_t records, allocs, frees;  // in the chunk: all records, ALLOCs, FREEs
+  uint32_t events, tick_at;  // event-section records in the chunk; how many at the last TICK
+  uint32_t stack_records;    // STACK, PC and MODULE records: a chunk without them is flagged
   uint64_t emit_next;  // counter of the next ALLOC this buffer will write
   uint64_t next_alloc;  // counter of the next allocation this thread makes
-  uint64_t last_addr;
-  uint64_t last_freed;  // alloc counter of the chunk's previous FREE_NEAR
+  uint64_t last_here, last_far;  // alloc counters of the chunk's previous FREE_HERE, FREE_FAR
+  uint64_t fine_until, checked_at;  // stamps every grain until; when other threads were looked at
+  uint64_t last_info, last_info_stack, last_stack_id, last_pc_index, last_pc;  // side deltas
+  struct hl_model model;
+  uint64_t *defined;  // a bit per allocation info that this buffer's records defined
+  uint32_t defined_words;  // how many words of it may be set
   uint32_t cache_depth;  // the previous stack, to resume the trie walk where it differs
   void *cache_pcs[HL_MAX_DEPTH];
   uint32_t cache_ids[HL_MAX_DEPTH];
@@ -84,6 +108,7 @@ struct hl_buffer {
 _Static_assert(__builtin_offsetof(struct hl_buffer, inflight) == 40, "shared layout");
 _Static_assert(__builtin_offsetof(struct hl_buffer, pending) == 48, "shared layout");
 _Static_assert(__builtin_offsetof(struct hl_buffer, last_time) == 96, "shared layout");
+_Static_assert(__builtin_offsetof(struct hl_buffer, side_len) == 104, "shared layout");
 _Static_assert(__builtin_offsetof(struct hl_buffer, data) == 128, "shared layout");
 
 // A call a signal handler made while its thread was inside a shim event: kept here until the
@@ -163,26 +188,29 @@ void hl_put_varint(struct hl_buffer *b, uint64_t v);
 void hl_put_bytes(struct hl_buffer *b, const void *p, uint32_t n);
 void hl_put_time(struct hl_buffer *b, uint64_t t);
 void hl_emit_alloc_pending(struct hl_buffer *b);
-void hl_emit_free(struct hl_buffer *b, uint64_t time, uint32_t serial, uint64_t counter);
-void hl_emit_stack(struct hl_buffer *b, uint32_t id, uint32_t parent, uintptr_t pc);
+struct hl_block;
+void hl_emit_free(struct hl_buffer *b, uint64_t time, const struct hl_block *blk);
+void hl_emit_stack(struct hl_buffer *b, uint32_t id, uint32_t parent, uint32_t pc_index);
+void hl_emit_pc(struct hl_buffer *b, uint32_t index, uintptr_t pc);
 void hl_emit_category(struct hl_buffer *b, uint32_t id, int kind, const char *name, size_t len);
 void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes);
 void hl_emit_mark(struct hl_buffer *b, uint64_t time, int kind, const char *name, size_t len);
 void hl_buffer_flush(struct hl_buffer *b);  // writes the buffer as one chunk and empties it
 void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid);
+void hl_buffer_forget_infos(struct hl_buffer *b);  // a new file defines every info again
 void hl_emit_lost(struct hl_buffer *b, uint64_t time, int reason, uint64_t count);
 void hl_emit_sampling(struct hl_buffer *b, uint64_t bytes);
 // Marks the record encoded since the last commit as whole (see struct hl_buffer).
 static inline void hl_commit_record(struct hl_buffer *b) {
   b->records++;
+  b->events++;
   __atomic_store_n(&b->len, b->pos, __ATOMIC_RELEASE);
 }
 
 // writer.c
 int hl_writer_open(const char *path, int in_process);
-// Writes `b`'s whole records as one chunk (b may be NULL for the trailer: then `raw`, `len`).
-void hl_writer_chunk(int kind, struct hl_buffer *b, uint64_t base_time, const uint8_t *raw,
-                     uint32_t len);
+// Writes `b`'s whole records, both sections, as one chunk.
+void hl_writer_chunk(struct hl_buffer *b, uint64_t base_time);
 void hl_writer_close(int reason);
 // Rotation: finishes the file (trailer, synced, closed) and opens `path` as the next one.
 int hl_writer_next(const char *path, int in_process);
@@ -206,6 +234,7 @@ struct hl_shared_header {
   _Atomic uint64_t lost[HL_LOST_REASONS];  // by reason; [0] unused
   _Atomic uint32_t flags;
   uint32_t execs, exec_first, exec_last;  // traces moved aside by exec: PATH.first … PATH.last
+  uint32_t side_offset;  // of a buffer's side section, as data_offset is of its events
 };
 extern struct hl_shared_header *hl_shared;  // never NULL once a recording has begun
 void hl_shared_attach(const char *path);   // the recorder's memory, or private memory

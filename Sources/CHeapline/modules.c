@@ -71,6 +71,7 @@ static int emit_module(struct dl_phdr_info *info, size_t size, void *arg) {
   hl_put_bytes(b, path, (uint32_t)path_len);
   hl_put_varint(b, id_len);
   if (id_len) hl_put_bytes(b, id, (uint32_t)id_len);
+  b->stack_records++;  // the symbols pass reads modules with the stacks
   hl_commit_record(b);
   return 0;
 }

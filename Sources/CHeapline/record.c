@@ -5,33 +5,50 @@
 
 #include "internal.h"
 
+// The state a chunk's records are decoded with starts anew with every chunk.
+static void start_chunk(struct hl_buffer *b) {
+  b->records = b->allocs = b->frees = 0;
+  b->events = b->tick_at = b->stack_records = 0;
+  b->has_time = 0;
+  b->first_alloc = b->last_here = b->last_far = b->emit_next;
+  b->last_info = b->last_info_stack = b->last_stack_id = b->last_pc_index = b->last_pc = 0;
+  hl_model_reset(&b->model);
+  __atomic_store_n(&b->side_len, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&b->len, 0, __ATOMIC_RELEASE);
+  b->side_pos = b->pos = 0;
+}
+
+// Infos are defined once per buffer and trace, in the buffer's own records, so that a reader
+// knows each before the first ALLOC that names it however the threads' chunks interleave.
+enum { HL_INFO_BITMAP_BYTES = (1 << 20) / 8 };  // infos.c's bound, HL_INFO_MAX
+
+void hl_buffer_forget_infos(struct hl_buffer *b) {
+  if (b->defined) memset(b->defined, 0, (size_t)b->defined_words * sizeof *b->defined);
+  b->defined_words = 0;
+}
+
 void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
   b->serial = serial;
   b->tid = tid;
-  b->len = b->pos = b->records = b->allocs = b->frees = 0;
-  b->first_alloc = b->emit_next = 0;
-  b->has_time = 0;
-  b->base_time = b->last_time = 0;
-  b->next_alloc = 0;
-  b->last_addr = 0;
-  b->last_freed = 0;
+  b->emit_next = b->next_alloc = 0;
+  b->last_time = 0;
+  b->fine_until = b->checked_at = 0;
+  start_chunk(b);
   atomic_store(&b->inflight, 0);
   b->pending.valid = 0;
   b->cache_depth = 0;
   b->counts = NULL;
   memset(b->nodes, 0, sizeof b->nodes);  // ids belong to the trace they were made for
+  // Without the bitmap every ALLOC defines its info again: bigger, never wrong.
+  if (!b->defined) b->defined = hl_map(HL_INFO_BITMAP_BYTES);
+  hl_buffer_forget_infos(b);
 }
 
 void hl_buffer_flush(struct hl_buffer *b) {
-  if (b->len == 0) return;
-  hl_writer_chunk(HL_CHUNK_EVENTS, b, b->has_time ? b->base_time : b->last_time, b->data, b->len);
+  if (b->len == 0 && b->side_len == 0) return;
+  hl_writer_chunk(b, b->has_time ? b->base_time : b->last_time);
   // The chunk is in the file (or the recording has failed): start the next one.
-  b->records = b->allocs = b->frees = 0;
-  b->has_time = 0;
-  b->last_addr = 0;
-  b->first_alloc = b->last_freed = b->emit_next;
-  __atomic_store_n(&b->len, 0, __ATOMIC_RELEASE);
-  b->pos = 0;
+  start_chunk(b);
   atomic_store(&b->inflight, 0);
 }
 
@@ -39,21 +56,45 @@ HL_HOOK void hl_ensure(struct hl_buffer *b, uint32_t bytes) {
   if (HL_UNLIKELY(b->pos + bytes > HL_BUFFER_BYTES)) hl_buffer_flush(b);
 }
 
+// Room for `bytes` of event records and `side` of side records, in one chunk.
+HL_HOOK static void ensure_both(struct hl_buffer *b, uint32_t bytes, uint32_t side) {
+  if (HL_UNLIKELY(b->pos + bytes > HL_BUFFER_BYTES || b->side_pos + side > HL_SIDE_BYTES))
+    hl_buffer_flush(b);
+}
+
 HL_HOOK void hl_put_u8(struct hl_buffer *b, uint8_t v) { b->data[b->pos++] = v; }
 
-HL_HOOK void hl_put_varint(struct hl_buffer *b, uint64_t v) {
-  uint8_t *out = b->data + b->pos;
+HL_HOOK static uint32_t encode_varint(uint8_t *out, uint64_t v) {
+  uint8_t *start = out;
   while (v >= 0x80) {
     *out++ = (uint8_t)(v | 0x80);
     v >>= 7;
   }
   *out++ = (uint8_t)v;
-  b->pos = (uint32_t)(out - b->data);
+  return (uint32_t)(out - start);
 }
+
+static inline uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
+HL_HOOK void hl_put_varint(struct hl_buffer *b, uint64_t v) {
+  b->pos += encode_varint(b->data + b->pos, v);
+}
+
+HL_HOOK static void put_svarint(struct hl_buffer *b, int64_t v) { hl_put_varint(b, zigzag(v)); }
 
 void hl_put_bytes(struct hl_buffer *b, const void *p, uint32_t n) {
   memcpy(b->data + b->pos, p, n);
   b->pos += n;
+}
+
+HL_HOOK static void side_u8(struct hl_buffer *b, uint8_t v) { b->side[b->side_pos++] = v; }
+HL_HOOK static void side_varint(struct hl_buffer *b, uint64_t v) {
+  b->side_pos += encode_varint(b->side + b->side_pos, v);
+}
+HL_HOOK static void side_svarint(struct hl_buffer *b, int64_t v) { side_varint(b, zigzag(v)); }
+HL_HOOK static void side_commit(struct hl_buffer *b) {
+  b->records++;
+  __atomic_store_n(&b->side_len, b->side_pos, __ATOMIC_RELEASE);
 }
 
 // The delta from the previous timed record; the first timed record of a chunk sets its base.
@@ -67,56 +108,143 @@ HL_HOOK void hl_put_time(struct hl_buffer *b, uint64_t t) {
   b->last_time = t;
 }
 
-// ALLOC and FREE times are kept to 1,024 ns: the nanoseconds below are the clock's noise, yet
-// they were half of a trace's compressed bytes. Still in nanoseconds, so readers need nothing
-// new; a FREE names its allocation, so the order that 1 µs leaves open between threads never
-// mismatches a pair. Marks and samples keep their exact instants.
-static inline uint64_t event_time(uint64_t t) { return t & ~(uint64_t)(HL_TIME_GRAIN - 1); }
+// Whether other threads allocate too. Each thread swaps its serial and millisecond into one
+// word at most once a millisecond; finding another thread's there, from within two, it stamps
+// every grain for the next eight, so that the merge of threads puts events within a grain of
+// their order. Alone, a thread needs no finer time than the millisecond a timeline shows.
+static _Atomic uint64_t hl_ticker;
+enum { HL_TICKER_MS_BITS = 40 };
+
+HL_HOOK static void look_around(struct hl_buffer *b, uint64_t now) {
+  b->checked_at = now;
+  uint64_t mask = (1ull << HL_TICKER_MS_BITS) - 1, ms = (now >> 20) & mask;
+  uint64_t mine = (uint64_t)b->serial << HL_TICKER_MS_BITS | ms;
+  uint64_t other = atomic_exchange_explicit(&hl_ticker, mine, memory_order_relaxed);
+  int64_t apart = (int64_t)ms - (int64_t)(other & mask);
+  if (other && other >> HL_TICKER_MS_BITS != b->serial && apart <= 2 && apart >= -2)
+    b->fine_until = now + 8 * (uint64_t)HL_COARSE_TICK;
+}
+
+// TICK: the time moves on to `now` before the next event record.
+HL_HOOK static void tick(struct hl_buffer *b, uint64_t now) {
+  if (now - b->checked_at >= HL_COARSE_TICK) look_around(b, now);
+  side_u8(b, HL_TAG_TICK);
+  side_varint(b, b->events - b->tick_at);
+  side_varint(b, now - b->last_time);
+  side_commit(b);
+  b->tick_at = b->events;
+  b->last_time = now;
+}
+
+// An allocation's or a free's time, in grains: the thread's latest TICK's, which is written
+// when the time has moved on by a millisecond, or by a grain while other threads allocate too
+// or when `exact` (a free of another thread's block: it must not seem to come before that
+// block's ALLOC). The caller made room for a TICK.
+HL_HOOK static void event_time(struct hl_buffer *b, uint64_t now, int exact) {
+  now &= ~(uint64_t)(HL_TIME_GRAIN - 1);
+  if (HL_UNLIKELY(!b->has_time)) {
+    b->base_time = b->last_time = now;
+    b->has_time = 1;
+    look_around(b, now);
+    return;
+  }
+  if (now <= b->last_time) return;
+  if (now - b->last_time < HL_COARSE_TICK && !exact && now >= b->fine_until) return;
+  tick(b, now);
+}
+
+// INFO, in this buffer's records the first time it names `info`.
+HL_HOOK static void define_info(struct hl_buffer *b, uint32_t info, const struct hl_pending *p) {
+  uint64_t *bits = b->defined;
+  if (bits) {
+    uint32_t word = info >> 6;
+    uint64_t bit = 1ull << (info & 63);
+    if (bits[word] & bit) return;
+    bits[word] |= bit;
+    if (word >= b->defined_words) b->defined_words = word + 1;
+  }
+  side_u8(b, HL_TAG_INFO);
+  side_svarint(b, (int64_t)info - (int64_t)b->last_info - 1);
+  side_varint(b, p->size);
+  side_svarint(b, (int64_t)p->stack - (int64_t)b->last_info_stack);
+  side_varint(b, p->category ? p->category : hl_size_class(p->size));
+  side_commit(b);
+  b->last_info = info;
+  b->last_info_stack = p->stack;
+}
 
 HL_HOOK void hl_emit_alloc_pending(struct hl_buffer *b) {
   const struct hl_pending *p = &b->pending;
-  hl_ensure(b, 1 + 5 * 10);
-  hl_put_u8(b, HL_TAG_ALLOC);
-  hl_put_time(b, event_time(p->time));
-  hl_put_varint(b, p->size);
-  hl_put_varint(b, p->stack);
-  hl_put_varint(b, p->category ? p->category : hl_size_class(p->size));
-  int64_t delta = (int64_t)(p->addr - b->last_addr);
-  hl_put_varint(b, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
-  b->last_addr = p->addr;
+  ensure_both(b, 1 + 4 * 10, 1 + 2 * 10 + 1 + 4 * 10);
+  event_time(b, p->time, 0);
+  uint64_t carve = 0;
+  if (HL_LIKELY(p->info)) {
+    define_info(b, p->info, p);
+    unsigned code = hl_model_code(&b->model, p->addr, p->size, &carve);
+    hl_put_u8(b, (uint8_t)(HL_TAG_ALLOC | code));
+    hl_put_varint(b, p->info);
+    if (code == HL_ADDR_ESCAPE) put_svarint(b, (int64_t)(p->addr - carve));
+  } else {  // no info could be made: every field spelled out
+    hl_model_code(&b->model, p->addr, p->size, &carve);
+    hl_put_u8(b, HL_TAG_ALLOC_EXPLICIT);
+    hl_put_varint(b, p->size);
+    hl_put_varint(b, p->stack);
+    hl_put_varint(b, p->category ? p->category : hl_size_class(p->size));
+    hl_put_varint(b, p->addr);
+  }
   b->allocs++;
   b->emit_next = p->counter + 1;  // ALLOCs leave a buffer in counter order, without gaps
   hl_commit_record(b);
 }
 
-HL_HOOK void hl_emit_free(struct hl_buffer *b, uint64_t time, uint32_t serial, uint64_t counter) {
-  hl_ensure(b, 1 + 3 * 10);
-  if (serial == b->serial && counter < b->emit_next) {
-    // A block of this thread's: its counter less the previous such free's. A program frees
-    // the blocks of a structure in about the order it made them, so this is a small number
-    // that repeats, where their ages are not: it took a sixth of the frees' bytes at most.
-    hl_put_u8(b, HL_TAG_FREE_NEAR);
-    hl_put_time(b, event_time(time));
-    int64_t delta = (int64_t)(counter - b->last_freed);
-    hl_put_varint(b, ((uint64_t)delta << 1) ^ (uint64_t)(delta >> 63));
-    b->last_freed = counter;
+// A free names its block's alloc counter: as the delta from the chunk's previous free of the
+// same kind when the block is this thread's (a program frees the blocks of a structure in about
+// the order it made them, so the delta is small and repeats), else with the thread's serial.
+// A block allocated in this chunk is freed into the address model, where the next allocation
+// of its size will likely find it.
+HL_HOOK void hl_emit_free(struct hl_buffer *b, uint64_t time, const struct hl_block *blk) {
+  ensure_both(b, 1 + 2 * 10, 1 + 2 * 10);
+  int own = blk->serial == b->serial && blk->counter < b->emit_next;
+  event_time(b, time, !own);
+  if (own && blk->counter >= b->first_alloc) {
+    hl_put_u8(b, HL_TAG_FREE_HERE);
+    put_svarint(b, (int64_t)(blk->counter - b->last_here));
+    b->last_here = blk->counter;
+    hl_model_freed(&b->model, blk->addr, blk->size);
+  } else if (own) {
+    hl_put_u8(b, HL_TAG_FREE_FAR);
+    put_svarint(b, (int64_t)(blk->counter - b->last_far));
+    b->last_far = blk->counter;
   } else {
-    hl_put_u8(b, HL_TAG_FREE);
-    hl_put_time(b, event_time(time));
-    hl_put_varint(b, serial);
-    hl_put_varint(b, counter);
+    hl_put_u8(b, HL_TAG_FREE_OTHER);
+    hl_put_varint(b, blk->serial);
+    hl_put_varint(b, blk->counter);
   }
   b->frees++;
   hl_commit_record(b);
 }
 
-HL_HOOK void hl_emit_stack(struct hl_buffer *b, uint32_t id, uint32_t parent, uintptr_t pc) {
-  hl_ensure(b, 1 + 3 * 10);
-  hl_put_u8(b, HL_TAG_STACK);
-  hl_put_varint(b, id);
-  hl_put_varint(b, parent);
-  hl_put_varint(b, pc);
-  hl_commit_record(b);
+// PC: a return address, numbered once for the whole trace; STACK nodes name it by number.
+HL_HOOK void hl_emit_pc(struct hl_buffer *b, uint32_t index, uintptr_t pc) {
+  ensure_both(b, 0, 1 + 2 * 10);
+  side_u8(b, HL_TAG_PC);
+  side_svarint(b, (int64_t)index - (int64_t)b->last_pc_index - 1);
+  side_svarint(b, (int64_t)(pc - b->last_pc));
+  b->stack_records++;
+  side_commit(b);
+  b->last_pc_index = index;
+  b->last_pc = pc;
+}
+
+HL_HOOK void hl_emit_stack(struct hl_buffer *b, uint32_t id, uint32_t parent, uint32_t pc_index) {
+  ensure_both(b, 0, 1 + 3 * 10);
+  side_u8(b, HL_TAG_STACK);
+  side_svarint(b, (int64_t)id - (int64_t)b->last_stack_id - 1);
+  side_varint(b, id - parent);
+  side_varint(b, pc_index);
+  b->stack_records++;
+  side_commit(b);
+  b->last_stack_id = id;
 }
 
 // The tail that CATEGORY and MARK share: u8 kind, then the name with its length.

@@ -39,6 +39,7 @@ void hl_categories_emit_all(struct hl_buffer *b);
 void hl_stacks_emit_all(struct hl_buffer *b);
 int hl_hold_all(void);
 void hl_release_all(void);
+void hl_forget_infos_all(void);
 int hl_leaks_try_hold(void);
 void hl_leaks_release(void);
 
@@ -170,6 +171,7 @@ void hl_rotate_poll(uint64_t now) {
     uint32_t next = hl_sequence + 1;
     if (name_file(next) && hl_writer_next(hl_current, hl_in_process) == 0) {
       hl_sequence = next;
+      hl_forget_infos_all();
       start_file(b, hl_now());
     }
     hl_release_all();

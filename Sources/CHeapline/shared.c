@@ -14,7 +14,7 @@
 
 #include "internal.h"
 
-enum { HL_SHARED_HEADER_BYTES = 4096, HL_SHARED_VERSION = 1 };
+enum { HL_SHARED_HEADER_BYTES = 4096, HL_SHARED_VERSION = 2 };
 // The layout that `heapline record` reads (SharedBuffers.swift, TraceFormat.md).
 _Static_assert(__builtin_offsetof(struct hl_shared_header, slots) == 24, "shared layout");
 _Static_assert(__builtin_offsetof(struct hl_shared_header, state) == 28, "shared layout");
@@ -23,6 +23,7 @@ _Static_assert(__builtin_offsetof(struct hl_shared_header, commits) == 40, "shar
 _Static_assert(__builtin_offsetof(struct hl_shared_header, lost) == 104, "shared layout");
 _Static_assert(__builtin_offsetof(struct hl_shared_header, flags) == 136, "shared layout");
 _Static_assert(__builtin_offsetof(struct hl_shared_header, execs) == 140, "shared layout");
+_Static_assert(__builtin_offsetof(struct hl_shared_header, side_offset) == 152, "shared layout");
 
 static struct hl_shared_header hl_private_header;
 struct hl_shared_header *hl_shared = &hl_private_header;
@@ -43,6 +44,7 @@ static void init_header(struct hl_shared_header *h) {
   h->header_bytes = HL_SHARED_HEADER_BYTES;
   h->slot_bytes = (uint32_t)slot_bytes();
   h->data_offset = (uint32_t)__builtin_offsetof(struct hl_buffer, data);
+  h->side_offset = (uint32_t)__builtin_offsetof(struct hl_buffer, side);
 }
 
 // Maps `bytes` of the memory file at `offset`, growing the file first when `grow`.

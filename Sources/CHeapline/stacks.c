@@ -23,6 +23,16 @@ static uint64_t hl_frames_cut;
 static _Atomic int hl_stack_lock;
 static uint32_t hl_next_id = 1;
 
+// Each distinct return address is numbered once (PC records), and nodes name it by number: a
+// program's many thousand nodes share a few thousand addresses. Under the stack lock too.
+struct hl_pc {
+  uintptr_t pc;
+  uint32_t index, pad;  // index 0 marks an empty slot
+};
+static struct hl_pc *hl_pcs;
+static size_t hl_pc_capacity, hl_pc_count;
+static uint32_t hl_next_pc = 1;
+
 static size_t slot_of(uint32_t parent, uintptr_t pc, size_t mask) {
   uint64_t h = ((uint64_t)pc ^ ((uint64_t)parent << 40) ^ parent) * 0x9E3779B97F4A7C15ull;
   return (size_t)(h >> 20) & mask;
@@ -44,6 +54,43 @@ static int hl_grow(void) {
   hl_nodes = nodes;
   __atomic_store_n(&hl_capacity, capacity, __ATOMIC_RELAXED);
   return 1;
+}
+
+static size_t pc_slot(uintptr_t pc, size_t mask) {
+  return (size_t)(((uint64_t)pc * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+}
+
+static int grow_pcs(void) {
+  size_t capacity = hl_pc_capacity ? hl_pc_capacity * 2 : 1 << 12;
+  if (capacity > HL_STACK_SLOTS_MAX) return 0;
+  struct hl_pc *pcs = hl_map(capacity * sizeof *pcs);
+  if (!pcs) return 0;
+  for (size_t i = 0; i < hl_pc_capacity; i++) {
+    if (!hl_pcs[i].index) continue;
+    size_t s = pc_slot(hl_pcs[i].pc, capacity - 1);
+    while (pcs[s].index) s = (s + 1) & (capacity - 1);
+    pcs[s] = hl_pcs[i];
+  }
+  hl_unmap(hl_pcs, hl_pc_capacity * sizeof *hl_pcs);
+  hl_pcs = pcs;
+  __atomic_store_n(&hl_pc_capacity, capacity, __ATOMIC_RELAXED);
+  return 1;
+}
+
+// With the lock held: the number of `pc`, made when it is new (`*fresh`); 0 when no room.
+static uint32_t pc_index_locked(uintptr_t pc, int *fresh) {
+  *fresh = 0;
+  if ((hl_pc_count + 1) * 2 > hl_pc_capacity && !grow_pcs()) {
+    if (!hl_pc_capacity) return 0;
+  }
+  size_t mask = hl_pc_capacity - 1, s = pc_slot(pc, mask);
+  while (hl_pcs[s].index && hl_pcs[s].pc != pc) s = (s + 1) & mask;
+  if (hl_pcs[s].index) return hl_pcs[s].index;
+  if ((hl_pc_count + 1) * 2 > hl_pc_capacity) return 0;  // full, and could not grow
+  hl_pcs[s] = (struct hl_pc){.pc = pc, .index = hl_next_pc++};
+  hl_pc_count++;
+  *fresh = 1;
+  return hl_pcs[s].index;
 }
 
 void hl_stacks_init(void) {
@@ -68,9 +115,15 @@ HL_HOOK static uint32_t hl_intern(struct hl_buffer *b, uint32_t parent, uintptr_
   size_t mask = hl_capacity - 1, s = slot_of(parent, pc, mask);
   while (hl_nodes[s].id && (hl_nodes[s].pc != pc || hl_nodes[s].parent != parent))
     s = (s + 1) & mask;
-  uint32_t id = hl_nodes[s].id;
-  int fresh = id == 0;
+  uint32_t id = hl_nodes[s].id, pc_index = 0;
+  int fresh = id == 0, fresh_pc = 0;
   if (fresh) {
+    pc_index = pc_index_locked(pc, &fresh_pc);
+    if (!pc_index) {
+      __atomic_store_n(&hl_frames_cut, hl_frames_cut + 1, __ATOMIC_RELAXED);
+      hl_spin_unlock(&hl_stack_lock);
+      return parent;
+    }
     id = hl_next_id++;
     hl_nodes[s] = (struct hl_node){.pc = pc, .parent = parent, .id = id};
     hl_count++;
@@ -78,7 +131,8 @@ HL_HOOK static uint32_t hl_intern(struct hl_buffer *b, uint32_t parent, uintptr_
   hl_spin_unlock(&hl_stack_lock);
   // Written by the thread that made the node, so it may land after a use of the id from
   // another thread; readers resolve stacks once the whole trace is read.
-  if (fresh) hl_emit_stack(b, id, parent, pc);
+  if (fresh_pc) hl_emit_pc(b, pc_index, pc);
+  if (fresh) hl_emit_stack(b, id, parent, pc_index);
   *cached = (struct hl_node_cache){.pc = pc, .parent = parent, .id = id};
   return id;
 }
@@ -208,16 +262,22 @@ HL_HOOK uint32_t hl_intern_pcs(struct hl_buffer *b, void *const *pcs, uint32_t n
 // The caller holds every buffer, so no thread is making nodes meanwhile.
 void hl_stacks_emit_all(struct hl_buffer *b) {
   hl_spin_lock(&hl_stack_lock);
-  for (size_t i = 0; i < hl_capacity; i++)
-    if (hl_nodes[i].id) hl_emit_stack(b, hl_nodes[i].id, hl_nodes[i].parent, hl_nodes[i].pc);
+  for (size_t i = 0; i < hl_pc_capacity; i++)
+    if (hl_pcs[i].index) hl_emit_pc(b, hl_pcs[i].index, hl_pcs[i].pc);
+  for (size_t i = 0; i < hl_capacity; i++) {
+    if (!hl_nodes[i].id) continue;
+    int fresh;
+    hl_emit_stack(b, hl_nodes[i].id, hl_nodes[i].parent, pc_index_locked(hl_nodes[i].pc, &fresh));
+  }
   hl_spin_unlock(&hl_stack_lock);
 }
 
 void hl_stacks_reset(void) {
   hl_spin_lock(&hl_stack_lock);
   if (hl_nodes) memset(hl_nodes, 0, hl_capacity * sizeof *hl_nodes);
-  hl_count = 0;
-  hl_next_id = 1;
+  if (hl_pcs) memset(hl_pcs, 0, hl_pc_capacity * sizeof *hl_pcs);
+  hl_count = hl_pc_count = 0;
+  hl_next_id = hl_next_pc = 1;
   __atomic_store_n(&hl_frames_cut, 0, __ATOMIC_RELAXED);
   hl_spin_unlock(&hl_stack_lock);
 }
@@ -225,7 +285,8 @@ void hl_stacks_reset(void) {
 // What the trailer says of the table: the bytes it has mapped, and the frames it had no room for.
 // Without the lock: the trailer may be written by a thread that stopped the one holding it.
 void hl_stacks_memory(uint64_t *bytes, uint64_t *cut) {
-  *bytes = __atomic_load_n(&hl_capacity, __ATOMIC_RELAXED) * sizeof *hl_nodes;
+  *bytes = __atomic_load_n(&hl_capacity, __ATOMIC_RELAXED) * sizeof *hl_nodes +
+           __atomic_load_n(&hl_pc_capacity, __ATOMIC_RELAXED) * sizeof *hl_pcs;
   *cut = __atomic_load_n(&hl_frames_cut, __ATOMIC_RELAXED);
 }
 

@@ -255,6 +255,14 @@ int hl_hold_all(void) {
   return 1;
 }
 
+// While every buffer is held: each defines its allocation infos again in the next file.
+void hl_forget_infos_all(void) {
+  for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++) {
+    struct hl_buffer *b = atomic_load(&hl_buffers[i]);
+    if (b) hl_buffer_forget_infos(b);
+  }
+}
+
 void hl_release_all(void) {
   for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++) {
     struct hl_buffer *b = atomic_load(&hl_buffers[i]);

@@ -20,24 +20,29 @@ public struct ByteCursor: Sendable {
   public let bytes: [UInt8]
   /// Index of the next byte to read.
   public private(set) var position: Int
+  /// Index just past the last byte to read: the cursor reads `bytes[position..<end]`.
+  public let end: Int
 
-  /// Creates a cursor at the start of `bytes`.
-  public init(_ bytes: [UInt8], position: Int = 0) {
+  /// Creates a cursor at `position` of `bytes`, reading up to `end` (the end of `bytes` when
+  /// `nil`).
+  public init(_ bytes: [UInt8], position: Int = 0, end: Int? = nil) {
     self.bytes = bytes
-    self.position = max(0, min(position, bytes.count))
+    self.end = max(0, min(end ?? bytes.count, bytes.count))
+    self.position = max(0, min(position, self.end))
   }
 
   /// The number of bytes left to read.
-  public var remaining: Int { bytes.count - position }
+  public var remaining: Int { end - position }
   /// Whether every byte has been read.
-  public var isAtEnd: Bool { position >= bytes.count }
+  public var isAtEnd: Bool { position >= end }
 
   /// The next byte, without reading it; `nil` at the end.
-  public func peekUInt8() -> UInt8? { position < bytes.count ? bytes[position] : nil }
+  public func peekUInt8() -> UInt8? { position < end ? bytes[position] : nil }
 
   /// Reads one byte.
+  @inline(__always)
   public mutating func readUInt8() throws(Failure) -> UInt8 {
-    guard position < bytes.count else { throw .truncated }
+    guard position < end else { throw .truncated }
     defer { position += 1 }
     return bytes[position]
   }
@@ -58,7 +63,17 @@ public struct ByteCursor: Sendable {
   }
 
   /// Reads an unsigned LEB128 varint of at most 10 bytes.
+  @inline(__always)
   public mutating func readVarint() throws(Failure) -> UInt64 {
+    // Most varints are one byte: no loop for them.
+    if position < end, bytes[position] < 0x80 {
+      defer { position += 1 }
+      return UInt64(bytes[position])
+    }
+    return try readLongVarint()
+  }
+
+  private mutating func readLongVarint() throws(Failure) -> UInt64 {
     var result: UInt64 = 0
     var shift: UInt64 = 0
     while true {
@@ -74,6 +89,7 @@ public struct ByteCursor: Sendable {
   }
 
   /// Reads a zigzag-encoded signed varint.
+  @inline(__always)
   public mutating func readSignedVarint() throws(Failure) -> Int64 {
     let zigzag = try readVarint()
     return Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))

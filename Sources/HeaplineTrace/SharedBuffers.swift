@@ -77,13 +77,14 @@ package final class SharedBuffers {
   package func recover(trace path: String, exitStatus: UInt32) throws(TraceError) -> Recovery? {
     let header = read(at: 0, count: Layout.headerReadBytes)
     guard header.count == Layout.headerReadBytes, Array(header[0..<8]) == Layout.magic,
-      le32(header, 8) == 1,
+      le32(header, 8) == Layout.version,
       le32(header, 28) == Layout.recording || le32(header, 28) == Layout.failed
     else { return nil }
     let failed = le32(header, 28) == Layout.failed
     let headerBytes = UInt64(le32(header, 12))
     let slotBytes = UInt64(le32(header, 16))
     let dataOffset = UInt64(le32(header, 20))
+    let sideOffset = UInt64(le32(header, 152))
     let slots = le32(header, 24)
     let commit = Int(40 + (le64(header, 32) & 1) * 32)
     let committedOffset = le64(header, commit)
@@ -110,7 +111,9 @@ package final class SharedBuffers {
     var end = committedOffset
     for slot in 0..<UInt64(slots) {
       let base = headerBytes + slot * slotBytes
-      guard let chunk = recoverSlot(at: base, dataOffset: dataOffset, committed: committedOffset)
+      guard
+        let chunk = recoverSlot(
+          at: base, dataOffset: dataOffset, sideOffset: sideOffset, committed: committedOffset)
       else { continue }
       var bytes = chunk.header.encoded
       bytes += chunk.stored
@@ -149,65 +152,82 @@ package final class SharedBuffers {
 
   /// The chunk that one buffer's whole records make, with the allocation it still held back;
   /// `nil` for a buffer that is empty, handed back, or already in the file.
-  private func recoverSlot(at base: UInt64, dataOffset: UInt64, committed: UInt64) -> (
-    header: ChunkHeader, stored: [UInt8], allocs: UInt64, frees: UInt64
-  )? {
+  private func recoverSlot(at base: UInt64, dataOffset: UInt64, sideOffset: UInt64, committed: UInt64)
+    -> (header: ChunkHeader, stored: [UInt8], allocs: UInt64, frees: UInt64)?
+  {
     let slot = read(at: base, count: Int(dataOffset))
     guard slot.count == Int(dataOffset), le32(slot, 0) != Layout.bufferFree else { return nil }
     let inflight = le64(slot, 40)
     if inflight != 0 && inflight - 1 < committed { return nil }  // written before the end
     let length = Int(le32(slot, 12))
-    guard length <= Layout.maximumBufferBytes else { return nil }
-    var payload = length > 0 ? read(at: base + dataOffset, count: length) : []
+    let sideLength = Int(le32(slot, 104))
+    guard length <= Layout.maximumBufferBytes, sideLength <= Layout.maximumBufferBytes else {
+      return nil
+    }
+    var events = length > 0 ? read(at: base + dataOffset, count: length) : []
+    var side = sideLength > 0 ? read(at: base + sideOffset, count: sideLength) : []
     let firstAlloc = le64(slot, 16)
     let hasTime = le32(slot, 32) != 0
     let pendingValid = le32(slot, 88) != 0
     let pendingTime = le64(slot, 64)
     let baseTime = hasTime ? le64(slot, 24) : (pendingValid ? pendingTime : le64(slot, 96))
-    var header = ChunkHeader(
-      offset: 0, kind: .events, encoding: .raw, threadSerial: le32(slot, 4),
-      threadID: le32(slot, 8), storedLength: 0, rawLength: 0, baseTime: baseTime,
-      firstAllocCounter: firstAlloc, recordCount: 0, checksum: 0)
-    var cursor = ChunkCursor(chunk: header, payload: payload, path: "")
-    var summary = cursor.summarize()
-    payload.removeSubrange(summary.wholeBytes...)
+    var summary = ChunkCursor.summarize(side: side, events: events, baseTime: baseTime)
+    events.removeSubrange(summary.eventBytes...)
+    side.removeSubrange(summary.sideBytes...)
     // The thread's last allocation waits in the buffer until its next call: write it too,
-    // unless the records already hold it.
+    // unless the records already hold it, with every field spelled out (its INFO may be in an
+    // earlier chunk), after a TICK to its time.
     let counter = le64(slot, 72)
     if pendingValid && counter == firstAlloc + summary.allocs {
       let size = le64(slot, 56)
       let category = le32(slot, 84)
-      let address = le64(slot, 48)
       var writer = ByteWriter()
-      writer.appendUInt8(RecordTag.alloc.rawValue)
-      writer.appendVarint(pendingTime > summary.time ? pendingTime - summary.time : 0)
+      if pendingTime > summary.time {
+        writer.appendUInt8(RecordTag.tick.rawValue)
+        writer.appendVarint(UInt64(summary.eventRecords - summary.lastTick))
+        writer.appendVarint(pendingTime - summary.time)
+        side += writer.bytes
+        summary.records += 1
+        writer = ByteWriter()
+      }
+      writer.appendUInt8(RecordTag.allocExplicit.rawValue)
       writer.appendVarint(size)
       writer.appendVarint(UInt64(le32(slot, 80)))
       writer.appendVarint(UInt64(category != 0 ? category : SizeClass(containing: size).index))
-      writer.appendSignedVarint(
-        Int64(bitPattern: address &- summary.previousAddress))
-      payload += writer.bytes
+      writer.appendVarint(le64(slot, 48))
+      events += writer.bytes
       summary.records += 1
       summary.allocs += 1
     }
     guard summary.records > 0 else { return nil }
+    var payload: [UInt8] = []
+    var flags: ChunkFlags = summary.stackRecords == 0 ? .noStacksOrModules : []
+    if !side.isEmpty {
+      var prefix = ByteWriter()
+      prefix.appendVarint(UInt64(side.count))
+      payload = prefix.bytes + side
+      flags.insert(.sideSection)
+    }
+    payload += events
     let stored = Zstd.compress(payload)
     let compressed = stored.count < payload.count
-    header.encoding = compressed ? .zstd : .raw
-    header.storedLength = UInt32(compressed ? stored.count : payload.count)
-    header.rawLength = UInt32(payload.count)
-    header.recordCount = summary.records
+    var header = ChunkHeader(
+      offset: 0, kind: .events, encoding: compressed ? .zstd : .raw, threadSerial: le32(slot, 4),
+      threadID: le32(slot, 8), storedLength: UInt32(compressed ? stored.count : payload.count),
+      rawLength: UInt32(payload.count), baseTime: baseTime, firstAllocCounter: firstAlloc,
+      recordCount: summary.records, checksum: 0, flags: flags)
     header.seal(over: compressed ? stored : payload)
     return (header, compressed ? stored : payload, summary.allocs, summary.frees)
   }
 
   private enum Layout {
     static let magic = Array("HLSHARED".utf8)
-    static let headerReadBytes = 152
+    static let version: UInt32 = 2
+    static let headerReadBytes = 156
     static let recording: UInt32 = 1
     static let failed: UInt32 = 3
     static let bufferFree: UInt32 = 0
-    static let maximumBufferBytes = 1 << 20
+    static let maximumBufferBytes = 1 << 22
   }
 
   private func read(at offset: UInt64, count: Int) -> [UInt8] {

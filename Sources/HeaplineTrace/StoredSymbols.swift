@@ -42,11 +42,22 @@ public struct StoredSymbols: Sendable {
     entries.merge(other.entries) { mine, _ in mine }
   }
 
-  /// The SYMBOLS payload: per module, a record `0x30` (path, build ID, entry count), then per
-  /// address its module address and answer (function, file, line, column per frame, inlined
-  /// first; empty strings and zeros for unknowns).
+  /// The SYMBOLS payload: a string table (`0x31`, the count, then each string), then per
+  /// module a group `0x32` (its path's string, build ID, entry count) and per address its delta
+  /// from the group's previous one and its answer (function, file, line, column per frame,
+  /// inlined first; string numbers from 1, and 0 or a zero line for an unknown). Names and files
+  /// repeat over a program's addresses: each is stored once.
   public var payload: [UInt8] {
-    var writer = ByteWriter()
+    var strings: [String: UInt64] = [:]
+    var table: [String] = []
+    func number(_ string: String?) -> UInt64 {
+      guard let string, !string.isEmpty else { return 0 }
+      if let known = strings[string] { return known }
+      table.append(string)
+      strings[string] = UInt64(table.count)
+      return UInt64(table.count)
+    }
+    var groups = ByteWriter()
     let byModule = Dictionary(grouping: entries.keys) {
       ModuleKey(path: $0.path, buildID: $0.buildID)
     }
@@ -54,44 +65,75 @@ public struct StoredSymbols: Sendable {
       ($0.path, $0.buildID.count) < ($1.path, $1.buildID.count)
     }) {
       let keys = byModule[module]!.sorted { $0.address < $1.address }
-      writer.appendUInt8(0x30)
-      writer.appendLengthPrefixed(Array(module.path.utf8))
-      writer.appendLengthPrefixed(module.buildID)
-      writer.appendVarint(UInt64(keys.count))
+      groups.appendUInt8(0x32)
+      groups.appendVarint(number(module.path))
+      groups.appendLengthPrefixed(module.buildID)
+      groups.appendVarint(UInt64(keys.count))
+      var previous: UInt64 = 0
       for key in keys {
         let answer = entries[key]!
-        writer.appendVarint(key.address)
-        writer.appendVarint(UInt64(answer.count))
+        groups.appendVarint(key.address - previous)
+        previous = key.address
+        groups.appendVarint(UInt64(answer.count))
         for entry in answer {
-          writer.appendLengthPrefixed(Array((entry.function ?? "").utf8))
-          writer.appendLengthPrefixed(Array((entry.file ?? "").utf8))
-          writer.appendVarint(UInt64(entry.line ?? 0))
-          writer.appendVarint(UInt64(entry.column ?? 0))
+          groups.appendVarint(number(entry.function))
+          groups.appendVarint(number(entry.file))
+          groups.appendVarint(UInt64(entry.line ?? 0))
+          groups.appendVarint(UInt64(entry.column ?? 0))
         }
       }
     }
+    var writer = ByteWriter()
+    writer.appendUInt8(0x31)
+    writer.appendVarint(UInt64(table.count))
+    for string in table { writer.appendLengthPrefixed(Array(string.utf8)) }
+    writer.append(groups.bytes)
     return writer.bytes
   }
 
-  /// Reads a SYMBOLS payload.
+  /// Reads a SYMBOLS payload: the string table's, or the format before it (groups `0x30`
+  /// with every string spelled out, in traces recorded before version 5).
   init(payload: [UInt8]) throws(ByteCursor.Failure) {
     var cursor = ByteCursor(payload)
+    var table: [String] = []
+    if cursor.peekUInt8() == 0x31 {
+      _ = try cursor.readUInt8()
+      let count = try cursor.readVarint()
+      guard count <= UInt64(cursor.remaining) else { throw .truncated }
+      for _ in 0..<count {
+        table.append(String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self))
+      }
+    }
+    func string(_ number: UInt64) throws(ByteCursor.Failure) -> String? {
+      guard number != 0 else { return nil }
+      guard number <= UInt64(table.count) else { throw .truncated }
+      return table[Int(number - 1)]
+    }
+    func spelled(_ cursor: inout ByteCursor) throws(ByteCursor.Failure) -> String? {
+      let text = String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self)
+      return text.isEmpty ? nil : text
+    }
     while !cursor.isAtEnd {
-      guard try cursor.readUInt8() == 0x30 else { throw .truncated }
-      let path = String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self)
+      let tag = try cursor.readUInt8()
+      guard tag == 0x30 || (tag == 0x32 && !table.isEmpty) else { throw .truncated }
+      let numbered = tag == 0x32
+      let path =
+        numbered ? try string(try cursor.readVarint()) ?? "" : try spelled(&cursor) ?? ""
       let buildID = Array(try cursor.readLengthPrefixedBytes())
+      var address: UInt64 = 0
       for _ in 0..<(try cursor.readVarint()) {
-        let address = try cursor.readVarint()
+        let step = try cursor.readVarint()
+        address = numbered ? address &+ step : step
         var answer: [SymbolizerOutput.Entry] = []
         for _ in 0..<(try cursor.readVarint()) {
-          let function = String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self)
-          let file = String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self)
+          let function = numbered ? try string(try cursor.readVarint()) : try spelled(&cursor)
+          let file = numbered ? try string(try cursor.readVarint()) : try spelled(&cursor)
           let line = Int(truncatingIfNeeded: try cursor.readVarint())
           let column = Int(truncatingIfNeeded: try cursor.readVarint())
           answer.append(
             SymbolizerOutput.Entry(
-              function: function.isEmpty ? nil : function, file: file.isEmpty ? nil : file,
-              line: line == 0 ? nil : line, column: column == 0 ? nil : column))
+              function: function, file: file, line: line == 0 ? nil : line,
+              column: column == 0 ? nil : column))
         }
         entries[Key(path: path, buildID: buildID, address: address)] = answer
       }

@@ -30,12 +30,77 @@ public struct TraceMetadata: Sendable {
   /// Events that happened but could not be recorded, by reason (LOST records).
   public private(set) var lostEvents: [LostReason: UInt64] = [:]
 
+  /// What every ALLOC of one size, stack and category shares (a version 5 INFO record).
+  public struct AllocationInfo: Hashable, Sendable {
+    /// The requested size in bytes.
+    public var size: UInt64
+    /// The allocating call stack.
+    public var stack: StackID
+    /// The blocks' category.
+    public var category: CategoryID
+
+    /// Creates an info.
+    public init(size: UInt64, stack: StackID, category: CategoryID) {
+      self.size = size
+      self.stack = stack
+      self.category = category
+    }
+  }
+
+  /// INFO records read so far, by id: an ALLOC names one.
+  private(set) var infos: [AllocationInfo?] = []
+  /// PC records read so far: return addresses by number, which STACK nodes name.
+  private var pcs: [UInt32: UInt64] = [:]
+  /// STACK nodes whose PC record is not read yet (another thread's chunk may hold it), by the
+  /// number they wait for.
+  private var waitingForPC: [UInt32: [(id: StackID, parent: StackID)]] = [:]
+
   /// Creates empty tables.
   public init() {}
 
   /// Adds a STACK record.
   public mutating func addStack(_ id: StackID, parent: StackID, pc: UInt64) {
     stackNodes[id] = StackNode(parent: parent, pc: pc)
+  }
+
+  /// Adds a version 5 STACK node, which names its return address by PC number: resolved now,
+  /// or when that PC record is read.
+  mutating func addStack(_ id: StackID, parent: StackID, pcIndex: UInt32) {
+    if let pc = pcs[pcIndex] {
+      addStack(id, parent: parent, pc: pc)
+    } else {
+      waitingForPC[pcIndex, default: []].append((id, parent))
+    }
+  }
+
+  /// Adds a PC record, and the STACK nodes that waited for it.
+  mutating func addPC(_ pc: UInt64, index: UInt32) {
+    pcs[index] = pc
+    for node in waitingForPC.removeValue(forKey: index) ?? [] {
+      addStack(node.id, parent: node.parent, pc: pc)
+    }
+  }
+
+  /// Adds an INFO record; `false` when its id is past ``TraceConstants/infoLimit``.
+  mutating func addInfo(_ info: AllocationInfo, id: UInt64) -> Bool {
+    guard id < TraceConstants.infoLimit else { return false }
+    let index = Int(id)
+    if index >= infos.count {
+      infos.append(contentsOf: repeatElement(nil, count: max(index + 1, infos.count * 2) - infos.count))
+    }
+    infos[index] = info
+    return true
+  }
+
+  /// The info an ALLOC names, if an INFO record defined it.
+  @inline(__always)
+  func info(_ id: UInt64) -> AllocationInfo? {
+    id < UInt64(infos.count) ? infos[Int(id)] : nil
+  }
+
+  /// Every return address that STACK and PC records name: what a symbolizer has to look up.
+  public var returnAddresses: Set<UInt64> {
+    Set(stackNodes.values.map(\.pc)).union(pcs.values)
   }
 
   /// Adds a LOST record's count.

@@ -51,19 +51,19 @@ extension TraceReader {
 }
 
 extension TraceReader {
-  /// The stacks and modules that the records of `chunks` define, each chunk read to its end in
-  /// the order given, without merging events into time order: for a pass that needs no events
-  /// and reads parts of a trace on several threads at once (`record`'s symbols). A chunk whose
-  /// header says it holds only allocations and frees (``ChunkFlags/allocationsOnly``, most
-  /// chunks) is skipped unread.
+  /// The return addresses of the stacks and the modules that the records of `chunks` define,
+  /// each chunk read to its end in the order given, without merging events into time order: for
+  /// a pass that needs no events and reads parts of a trace on several threads at once
+  /// (`record`'s symbols). A chunk whose header says it holds no stacks or modules
+  /// (``ChunkFlags/noStacksOrModules``, most chunks) is skipped unread.
   public func stacksAndModules(of chunks: some Collection<ChunkHeader>) throws(TraceError)
-    -> (stacks: [StackID: TraceMetadata.StackNode], modules: [TraceModule])
+    -> (returnAddresses: Set<UInt64>, modules: [TraceModule])
   {
     var metadata = TraceMetadata()
-    for chunk in chunks where !chunk.flags.contains(.allocationsOnly) {
+    for chunk in chunks where !chunk.flags.contains(.noStacksOrModules) {
       var decoder = try cursor(for: chunk)
       try decoder.drainMetadata(into: &metadata)
     }
-    return (metadata.stackNodes, metadata.modules)
+    return (metadata.returnAddresses, metadata.modules)
   }
 }

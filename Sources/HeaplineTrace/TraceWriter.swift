@@ -44,7 +44,8 @@ public struct TraceWriter: Sendable {
   }
 
   /// Appends `chunk`, raw or as one zstd frame; returns its header. Like the shim, it flags a
-  /// chunk of nothing but allocations and frees (``ChunkFlags/allocationsOnly``).
+  /// chunk without stacks or modules (``ChunkFlags/noStacksOrModules``) and one with a side
+  /// section.
   @discardableResult
   public mutating func append(_ chunk: ChunkBuilder, encoding: PayloadEncoding = .raw)
     -> ChunkHeader
@@ -57,7 +58,7 @@ public struct TraceWriter: Sendable {
       storedLength: UInt32(stored.count), rawLength: UInt32(raw.count),
       baseTime: chunk.baseTime ?? lastBaseTime[chunk.threadSerial] ?? 0,
       firstAllocCounter: chunk.firstAllocCounter, recordCount: chunk.recordCount, checksum: 0,
-      flags: chunk.recordCount == chunk.allocCount + chunk.freeCount ? .allocationsOnly : [])
+      flags: chunk.flags)
     header.seal(over: stored)
     bytes += header.encoded
     bytes += stored

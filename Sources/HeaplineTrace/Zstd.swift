@@ -2,16 +2,12 @@ import CZstd
 import Synchronization
 
 /// The two zstd calls the format needs, with zstd's error codes turned into messages.
-enum Zstd {
-  /// Decompresses one frame that must produce exactly `rawLength` bytes.
+package enum Zstd {
+  /// Decompresses the frames of a payload (one, or a side section's and the events') that must
+  /// produce exactly `rawLength` bytes together.
   static func decompress(_ frame: [UInt8], rawLength: Int) -> Result<[UInt8], DecodeFailure> {
-    let declared = frame.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
-    // ZSTD_CONTENTSIZE_UNKNOWN and _ERROR are the two largest u64 values. The shim's frames
-    // (ZSTD_compress2 into a static context) do not record the size; the decoded length is
-    // checked below either way.
-    if declared < UInt64.max - 1, declared != UInt64(rawLength) {
-      return .failure(DecodeFailure("frame holds \(declared) bytes, header says \(rawLength)"))
-    }
+    // The frames' own sizes are not checked first: zstd writes at most `rawLength` bytes, and
+    // what it wrote is checked against the header below.
     // A context per call (what ZSTD_decompress makes) is a fresh allocation of about 100 KiB
     // each chunk, page faults included; contexts are kept and reused instead.
     guard let context = contexts.withLock({ $0.popLast()?.pointer }) ?? ZSTD_createDCtx() else {
@@ -37,7 +33,7 @@ enum Zstd {
   }
 
   /// Compresses `bytes` into one frame that records its content size.
-  static func compress(_ bytes: [UInt8], level: Int32 = 3) -> [UInt8] {
+  package static func compress(_ bytes: [UInt8], level: Int32 = 3) -> [UInt8] {
     var output = [UInt8](repeating: 0, count: ZSTD_compressBound(bytes.count))
     let written = output.withUnsafeMutableBytes { destination in
       bytes.withUnsafeBytes { source in

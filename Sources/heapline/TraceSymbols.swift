@@ -24,13 +24,18 @@ enum TraceSymbols {
     guard let (pcs, modules) = stackPCs(of: reader) else { return nil }
     let symbols = symbolizer.storedSymbols(for: pcs, modules: modules)
     guard symbols.count > 0 else { return nil }
+    // Compressed hard: written once, and names are most of a small trace.
     let payload = symbols.payload
+    let stored = Zstd.compress(payload, level: 19)
+    let compressed = stored.count < payload.count
     var header = ChunkHeader(
-      offset: trailer.offset, kind: .symbols, encoding: .raw, threadSerial: 0, threadID: 0,
-      storedLength: UInt32(payload.count), rawLength: UInt32(payload.count),
-      baseTime: reader.trailer?.endTime ?? 0, firstAllocCounter: 0, recordCount: 1, checksum: 0)
-    header.seal(over: payload)
-    guard rewrite(path, keeping: trailer.offset, then: header.encoded + payload) else {
+      offset: trailer.offset, kind: .symbols, encoding: compressed ? .zstd : .raw, threadSerial: 0,
+      threadID: 0, storedLength: UInt32(compressed ? stored.count : payload.count),
+      rawLength: UInt32(payload.count), baseTime: reader.trailer?.endTime ?? 0,
+      firstAllocCounter: 0, recordCount: 1, checksum: 0)
+    header.seal(over: compressed ? stored : payload)
+    guard rewrite(path, keeping: trailer.offset, then: header.encoded + (compressed ? stored : payload))
+    else {
       return nil
     }
     return symbols.count
@@ -41,10 +46,9 @@ enum TraceSymbols {
   /// (the program has exited, so both cores are free) from the chunks that may hold them: the
   /// shim flags the others, nine in ten of a busy program's, and they are not even read.
   private static func stackPCs(of reader: TraceReader) -> (Set<UInt64>, [TraceModule])? {
-    let chunks = reader.chunks.filter { !$0.flags.contains(.allocationsOnly) }
+    let chunks = reader.chunks.filter { !$0.flags.contains(.noStacksOrModules) }
     let halves = [chunks[..<(chunks.count / 2)], chunks[(chunks.count / 2)...]]
-    let parts = Mutex<[(stacks: [StackID: TraceMetadata.StackNode], modules: [TraceModule])?]>(
-      [nil, nil])
+    let parts = Mutex<[(returnAddresses: Set<UInt64>, modules: [TraceModule])?]>([nil, nil])
     let read = { (half: Int) in
       let part = try? reader.stacksAndModules(of: halves[half])
       parts.withLock { $0[half] = part }
@@ -68,8 +72,7 @@ enum TraceSymbols {
     if started { pthread_join(thread, nil) }
     let both = parts.withLock { $0 }
     guard let first = both[0], let second = both[1] else { return nil }
-    var pcs = Set(first.stacks.values.map(\.pc))
-    pcs.formUnion(second.stacks.values.map(\.pc))
+    let pcs = first.returnAddresses.union(second.returnAddresses)
     var metadata = TraceMetadata()
     for module in first.modules + second.modules { metadata.addModule(module) }
     return (pcs, metadata.modules)

@@ -38,4 +38,54 @@ import Testing
       #expect(stamp <= reading[2] + 50_000, "block \(reading[0]) stamped late")
     }
   }
+
+  /// The markers of Fixtures/ticking.c, each with its stamp: (size, before, after, started,
+  /// stamp), times in nanoseconds of CLOCK_MONOTONIC.
+  func markers(threads: Int) throws -> [(size: UInt64, before: UInt64, after: UInt64, started: UInt64, stamp: UInt64)] {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("ticking", in: dir)
+    let trace = dir.appendingPathComponent("ticking.trace")
+    let result = try Harness.heapline(
+      ["record", "--no-symbols", "--no-leaks", "-o", trace.path, "--", program, "\(threads)", "60"])
+    #expect(result.status == 0, "\(result.stderr)")
+    let reader = try TraceReader(path: trace.path)
+    var stamps: [UInt64: UInt64] = [:]
+    var events = reader.events()
+    while let event = try events.next() {
+      if case .alloc(let block) = event, block.size >= 100_000 {
+        stamps[block.size] = reader.header.startMonotonicNanoseconds + block.time
+      }
+    }
+    let lines = result.stdout.split(separator: "\n").map {
+      $0.split(separator: " ").compactMap { UInt64($0) }
+    }
+    #expect(lines.count > 20 * threads)
+    return try lines.map {
+      ($0[0], $0[1], $0[2], $0[3], try #require(stamps[$0[0]], "no block of \($0[0]) bytes"))
+    }
+  }
+
+  @Test func aThreadThatAllocatesAloneIsStampedToTheMillisecondAndNeverLate() throws {
+    // Given one thread that allocates without pause for 60 ms, with marker blocks between
+    // readings of the clock; when the trace is read, each marker's time is its thread's last
+    // TICK's: at most 1 ms (975 grains, and the grain) before the reading before it, and never
+    // after the reading after it (50 µs allowed for the counter's scaling, as above)
+    for marker in try markers(threads: 1) {
+      #expect(marker.stamp + 975 * 1_024 + 1_024 + 50_000 >= marker.before, "\(marker.size) early")
+      #expect(marker.stamp <= marker.after + 50_000, "\(marker.size) stamped late")
+    }
+  }
+
+  @Test func threadsThatAllocateAtOnceAreStampedToTheGrain() throws {
+    // Given two threads that allocate at once for 60 ms; once both have run for 10 ms (each
+    // looks at the others once a millisecond), every marker is stamped to the 1,024 ns grain
+    let markers = try markers(threads: 2)
+    let settled = markers.filter { $0.before > $0.started + 10_000_000 }
+    #expect(settled.count > 20)
+    for marker in settled {
+      #expect(marker.stamp + 1_024 + 50_000 >= marker.before, "\(marker.size) stamped early")
+      #expect(marker.stamp <= marker.after + 50_000, "\(marker.size) stamped late")
+    }
+  }
 }
+

@@ -127,7 +127,7 @@ struct TraceIntegrityTests {
 
   @Test("a chunk flag bit the reader does not know is an error naming its offset")
   func reservedBytes() throws {
-    for (byte, value): (Int, UInt8) in [(6, 2), (6, 0x80), (7, 1)] {
+    for (byte, value): (Int, UInt8) in [(6, 4), (6, 0x80), (7, 1)] {
       var writer = Self.twoChunks()
       writer.bytes[Int(writer.chunks[0].offset) + byte] |= value
       let trace = try TemporaryTrace(writer)
@@ -137,35 +137,33 @@ struct TraceIntegrityTests {
     }
   }
 
-  @Test("a chunk of allocations and frees is flagged, and the metadata pass skips it unread")
-  func allocationsOnlyChunksAreSkipped() throws {
-    // Given one chunk of allocations and frees, and one that also defines a stack
+  @Test("a chunk without stacks is flagged, and the metadata pass skips it unread")
+  func chunksWithoutStacksAreSkipped() throws {
+    // Given one chunk of allocations and frees that also hides a STACK record its header does
+    // not count, and one that defines a stack as the shim does
     var writer = TraceWriter()
     var plain = writer.makeChunk(threadSerial: 1)
     let block = plain.alloc(at: 10, size: 16, address: 0x10, stack: StackID(1))
     plain.free(at: 20, block)
-    let flagged = writer.append(plain)
+    plain.appendRaw([0x03, 0x05, 0x00, 0x90, 0x81, 0x01])  // version 4 STACK 5 at pc 0x4090
+    writer.append(plain)
     var defining = writer.makeChunk(threadSerial: 1)
     defining.stack(StackID(1), parent: .empty, pc: 0x4010)
     defining.alloc(at: 30, size: 16, address: 0x20, stack: StackID(1))
     let unflagged = writer.append(defining)
     writer.appendTrailer(endTime: 100)
-    // When the first chunk's payload is damaged after sealing, where only a full read looks
-    writer.bytes[Int(flagged.payloadOffset)] = 0x04
-    writer.reseal(flagged)
     let trace = try TemporaryTrace(writer)
     let reader = try TraceReader(path: trace.path)
-    // Then the header says which chunk holds only allocations, the metadata pass finds the
-    // stack without reading that chunk, and a full read rejects the record it should not hold
-    #expect(reader.chunks.map { $0.flags } == [.allocationsOnly, []])
-    #expect(unflagged.flags.isEmpty)
-    let (stacks, _) = try reader.stacksAndModules(of: reader.chunks)
-    #expect(stacks.count == 1 && stacks[StackID(1)]?.pc == 0x4010)
+    // Then the header says which chunk holds no stacks, the metadata pass finds the other's
+    // stack without reading it, and a full read rejects the record it should not hold
+    #expect(reader.chunks.map { $0.flags } == [[.noStacksOrModules, .sideSection], [.sideSection]])
+    #expect(!unflagged.flags.contains(.noStacksOrModules))
+    let (returnAddresses, _) = try reader.stacksAndModules(of: reader.chunks)
+    #expect(returnAddresses == [0x4010])
     let error = #expect(throws: TraceError.self) { try trace.events() }
     #expect(
       error?.description.contains(
-        "record tag 4 in a chunk whose header says it holds only ALLOC, FREE and FREE_NEAR"
-          + " records") == true)
+        "record tag 3 in a chunk whose header says it holds no stacks or modules") == true)
   }
 
   @Test("a trace without a trailer still tells its lost events and its last event's time")

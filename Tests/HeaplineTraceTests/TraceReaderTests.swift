@@ -26,7 +26,8 @@ struct TraceReaderTests {
     #expect(reader.header.pid == 7)
     #expect(reader.header.isRecordedInProcess)
     #expect(reader.chunks.map(\.offset) == writer.chunks.map(\.offset))
-    #expect(reader.chunks.map(\.recordCount) == [1, 2])
+    // Each chunk defines its info before its first ALLOC; the second ticks once between its two
+    #expect(reader.chunks.map(\.recordCount) == [2, 4])
     #expect(reader.chunks[1].firstAllocCounter == 1)
     #expect(reader.isComplete)
     #expect(reader.incompletenessWarning == nil)
@@ -126,17 +127,18 @@ struct TraceReaderTests {
       try TraceReader(path: short.path)
     }
     var future = Self.twoChunks()
-    future.bytes[8] = 5
+    future.bytes[8] = 6
     let version = try TemporaryTrace(future)
     let error = #expect(throws: TraceError.self) { try TraceReader(path: version.path) }
-    #expect(error?.reason == .unsupportedVersion(5))
+    #expect(error?.reason == .unsupportedVersion(6))
     #expect(
       error?.description.hasSuffix(
-        "format version 5 at offset 8 (this heapline reads versions 3 to 4)") == true)
-    // A version 3 trace, from before chunks carried flags, still reads
+        "format version 6 at offset 8 (this heapline reads versions 3 to 5)") == true)
+    // A version 3 trace, from before chunks carried flags, still reads: its ALLOC as version 4
+    // wrote it (tag 1, dt 0, 48 bytes, stack 0, category 3, address 0x10 as a zigzag delta)
     var three = TraceWriter(header: TraceHeader(version: 3))
     var chunk = three.makeChunk(threadSerial: 1)
-    chunk.alloc(at: 0, size: 48, address: 0x10)
+    chunk.appendRaw([0x01, 0, 48, 0, 3, 0x20])
     var header = three.append(chunk)
     header.flags = []
     three.reseal(header)
@@ -241,7 +243,7 @@ struct TraceReaderTests {
     #expect(
       throws: TraceError(
         path: countedTrace.path,
-        reason: .recordCountMismatch(chunk: countedHeader.offset, expected: 2, found: 1))
+        reason: .recordCountMismatch(chunk: countedHeader.offset, expected: 3, found: 2))
     ) {
       try countedTrace.events()
     }

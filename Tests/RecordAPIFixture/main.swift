@@ -5,7 +5,8 @@
 //   fulldisk: failed: <error>
 //   then: recorded <N>          (a second recording, with room again, of 100 blocks)
 // `heapline-record-fixture CASE` runs `throwing` (the body throws) or `fulldisk` (64 KiB file
-// size limit, SIGXFSZ ignored so writes fail with EFBIG, while 2,000,000 blocks are kept).
+// size limit, SIGXFSZ ignored so writes fail with EFBIG, while 2,000,000 blocks are kept, each
+// after one of a pseudo-random size made and freed, which no compressor can predict).
 import Heapline
 
 #if canImport(Glibc)
@@ -38,7 +39,14 @@ func run(_ name: String) -> String {
     kept.reserveCapacity(2_000_000)
     do {
       _ = try Heapline.record {
-        for _ in 0..<2_000_000 { kept.append(malloc(24)!) }
+        var state: UInt64 = 88_172_645_463_325_252
+        for _ in 0..<2_000_000 {
+          state ^= state << 13
+          state ^= state >> 7
+          state ^= state << 17
+          free(malloc(1100 + Int(state % 3000)))
+          kept.append(malloc(24)!)
+        }
       }
       return "fulldisk: no error"
     } catch {

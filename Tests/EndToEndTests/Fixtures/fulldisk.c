@@ -1,6 +1,8 @@
-// The disk fills up under the shim: the file size limit is set to 64 KiB (SIGXFSZ ignored, so
+// The disk fills up under the shim: the file size limit is set to 1 MiB (SIGXFSZ ignored, so
 // writes past it fail with EFBIG, as they would with ENOSPC), then 2,000,000 blocks of 24
-// bytes are made and kept, far more than 64 KiB of trace. The program must run on unharmed.
+// bytes are made and kept, each after a block of a pseudo-random size made and freed: sizes
+// that no compressor can predict, several megabytes of trace. The program must run on
+// unharmed.
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,10 +10,13 @@
 
 int main(void) {
   signal(SIGXFSZ, SIG_IGN);
-  struct rlimit limit = {64 * 1024, 64 * 1024};
+  struct rlimit limit = {1 << 20, 1 << 20};
   setrlimit(RLIMIT_FSIZE, &limit);
   long sum = 0;
+  unsigned long state = 88172645463325252ul;
   for (long i = 0; i < 2000000; i++) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    free(malloc(1100 + state % 3000));
     long *p = malloc(24);
     *p = i;
     sum += *p;
