@@ -192,6 +192,12 @@ struct hl_block;
 void hl_emit_free(struct hl_buffer *b, uint64_t time, const struct hl_block *blk);
 void hl_emit_stack(struct hl_buffer *b, uint32_t id, uint32_t parent, uint32_t pc_index);
 void hl_emit_pc(struct hl_buffer *b, uint32_t index, uintptr_t pc);
+// The side section (TraceFormat.md, "Payload"): room first, then the fields, then the commit.
+void hl_side_ensure(struct hl_buffer *b, uint32_t bytes);
+void hl_side_u8(struct hl_buffer *b, uint8_t v);
+void hl_side_varint(struct hl_buffer *b, uint64_t v);
+void hl_side_bytes(struct hl_buffer *b, const void *p, uint32_t n);
+void hl_side_commit(struct hl_buffer *b);
 void hl_emit_category(struct hl_buffer *b, uint32_t id, int kind, const char *name, size_t len);
 void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes);
 void hl_emit_mark(struct hl_buffer *b, uint64_t time, int kind, const char *name, size_t len);

@@ -54,25 +54,28 @@ static int emit_module(struct dl_phdr_info *info, size_t size, void *arg) {
   const uint8_t *id = NULL;
   size_t id_len = build_id(info, &id);
   if (id_len > 64) id_len = 64;
+  // In the side section, with the stacks: the symbols pass reads nothing else.
   struct hl_buffer *b = w->b;
-  hl_ensure(b, (uint32_t)(1 + 10 + 10 + info->dlpi_phnum * 20 + 10 + path_len + 10 + id_len));
-  hl_put_u8(b, HL_TAG_MODULE);
-  hl_put_varint(b, info->dlpi_addr);
   uint32_t loads = 0;
   for (int i = 0; i < info->dlpi_phnum; i++) loads += info->dlpi_phdr[i].p_type == PT_LOAD;
-  hl_put_varint(b, loads);
+  uint64_t bytes = 1 + 10 + 10 + (uint64_t)loads * 20 + 10 + path_len + 10 + id_len;
+  if (bytes > HL_SIDE_BYTES / 2) return 0;  // no ELF object has so many segments
+  hl_side_ensure(b, (uint32_t)bytes);
+  hl_side_u8(b, HL_TAG_MODULE);
+  hl_side_varint(b, info->dlpi_addr);
+  hl_side_varint(b, loads);
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD) continue;
-    hl_put_varint(b, ph->p_vaddr);
-    hl_put_varint(b, ph->p_memsz);
+    hl_side_varint(b, ph->p_vaddr);
+    hl_side_varint(b, ph->p_memsz);
   }
-  hl_put_varint(b, path_len);
-  hl_put_bytes(b, path, (uint32_t)path_len);
-  hl_put_varint(b, id_len);
-  if (id_len) hl_put_bytes(b, id, (uint32_t)id_len);
-  b->stack_records++;  // the symbols pass reads modules with the stacks
-  hl_commit_record(b);
+  hl_side_varint(b, path_len);
+  hl_side_bytes(b, path, (uint32_t)path_len);
+  hl_side_varint(b, id_len);
+  if (id_len) hl_side_bytes(b, id, (uint32_t)id_len);
+  b->stack_records++;
+  hl_side_commit(b);
   return 0;
 }
 

@@ -87,15 +87,23 @@ void hl_put_bytes(struct hl_buffer *b, const void *p, uint32_t n) {
   b->pos += n;
 }
 
-HL_HOOK static void side_u8(struct hl_buffer *b, uint8_t v) { b->side[b->side_pos++] = v; }
-HL_HOOK static void side_varint(struct hl_buffer *b, uint64_t v) {
+HL_HOOK void hl_side_ensure(struct hl_buffer *b, uint32_t bytes) { ensure_both(b, 0, bytes); }
+HL_HOOK void hl_side_u8(struct hl_buffer *b, uint8_t v) { b->side[b->side_pos++] = v; }
+HL_HOOK void hl_side_varint(struct hl_buffer *b, uint64_t v) {
   b->side_pos += encode_varint(b->side + b->side_pos, v);
 }
-HL_HOOK static void side_svarint(struct hl_buffer *b, int64_t v) { side_varint(b, zigzag(v)); }
-HL_HOOK static void side_commit(struct hl_buffer *b) {
+void hl_side_bytes(struct hl_buffer *b, const void *p, uint32_t n) {
+  memcpy(b->side + b->side_pos, p, n);
+  b->side_pos += n;
+}
+HL_HOOK static void side_svarint(struct hl_buffer *b, int64_t v) { hl_side_varint(b, zigzag(v)); }
+HL_HOOK void hl_side_commit(struct hl_buffer *b) {
   b->records++;
   __atomic_store_n(&b->side_len, b->side_pos, __ATOMIC_RELEASE);
 }
+#define side_u8 hl_side_u8
+#define side_varint hl_side_varint
+#define side_commit hl_side_commit
 
 // The delta from the previous timed record; the first timed record of a chunk sets its base.
 HL_HOOK void hl_put_time(struct hl_buffer *b, uint64_t t) {

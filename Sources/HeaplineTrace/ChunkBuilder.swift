@@ -207,19 +207,19 @@ public struct ChunkBuilder: Sendable {
     countEvent()
   }
 
-  /// Appends a MODULE record.
+  /// Appends a MODULE record, to the side section as the shim writes it.
   public mutating func module(_ module: TraceModule) {
-    payload.appendUInt8(RecordTag.module.rawValue)
-    payload.appendVarint(module.loadBias)
-    payload.appendVarint(UInt64(module.segments.count))
+    side.appendUInt8(RecordTag.module.rawValue)
+    side.appendVarint(module.loadBias)
+    side.appendVarint(UInt64(module.segments.count))
     for segment in module.segments {
-      payload.appendVarint(segment.start)
-      payload.appendVarint(segment.size)
+      side.appendVarint(segment.start)
+      side.appendVarint(segment.size)
     }
-    payload.appendLengthPrefixed(Array(module.path.utf8))
-    payload.appendLengthPrefixed(module.buildID)
+    side.appendLengthPrefixed(Array(module.path.utf8))
+    side.appendLengthPrefixed(module.buildID)
     stackRecords += 1
-    countEvent()
+    recordCount += 1
   }
 
   /// Appends bytes to the events as they are, counted as `records` records: for building

@@ -169,8 +169,13 @@ struct ChunkCursor {
     }
   }
 
-  /// Reads the side section: INFO, PC and STACK records into the tables, TICKs kept for the
-  /// events.
+  /// Reads the side section alone, for a pass that wants the tables and no events.
+  mutating func readSideOnly(metadata: inout TraceMetadata) throws(TraceError) {
+    try readSide(metadata: &metadata)
+  }
+
+  /// Reads the side section: INFO, PC, STACK and MODULE records into the tables, TICKs kept for
+  /// the events.
   private mutating func readSide(metadata: inout TraceMetadata) throws(TraceError) {
     guard let range = side else { return }
     side = nil
@@ -215,6 +220,8 @@ struct ChunkCursor {
           pc = pc &+ UInt64(bitPattern: try reader.readSignedVarint())
           guard let index = UInt32(exactly: pcIndex) else { throw malformed("PC \(pcIndex) is out of range") }
           metadata.addPC(pc, index: index)
+        case .module:
+          metadata.addModule(try Self.decodeModule(&reader))
         case .stackNode:
           stack = stack &+ UInt64(bitPattern: try reader.readSignedVarint()) &+ 1
           let up = try reader.readVarint()
@@ -317,7 +324,7 @@ extension ChunkCursor {
     case .swiftType:
       metadata.addCategory(try SwiftTypeName.decode(from: &cursor, modules: metadata))
     case .module:
-      metadata.addModule(try decodeModule())
+      metadata.addModule(try Self.decodeModule(&cursor))
     case .leakScan, .leakBlock, .leakEdge, .leakGraph, .leakRoot, .leakNode:
       try LeakRecords.decode(tag, from: &cursor, into: &metadata)
     case .backingAlloc, .backingFree:
@@ -470,7 +477,7 @@ extension ChunkCursor {
     return FreeEvent(time: time, id: id, threadSerial: chunk.threadSerial)
   }
 
-  private mutating func decodeModule() throws -> TraceModule {
+  private static func decodeModule(_ cursor: inout ByteCursor) throws -> TraceModule {
     let bias = try cursor.readVarint()
     let segmentCount = try cursor.readVarint()
     // Each segment takes at least two bytes; a larger count is corrupt, not a reason to reserve.
@@ -593,9 +600,10 @@ extension ChunkCursor {
         case .info: for _ in 0..<4 { _ = try reader.readVarint() }
         case .pc: for _ in 0..<2 { _ = try reader.readVarint() }
         case .stackNode: for _ in 0..<3 { _ = try reader.readVarint() }
+        case .module: _ = try decodeModule(&reader)
         default: throw ByteCursor.Failure.truncated
         }
-        sideRecords.append((reader.position, tick, tag == .pc || tag == .stackNode))
+        sideRecords.append((reader.position, tick, tag == .pc || tag == .stackNode || tag == .module))
       } catch {
         break
       }

@@ -30,4 +30,23 @@ extension TraceReader {
       chunk: chunk, payload: try payload(of: chunk), path: path,
       nextAllocCounter: nextAllocCounter[chunk.offset], endTime: trailer?.endTime ?? .max)
   }
+
+  /// Reads only `chunk`'s side section (its stacks, return addresses, modules and infos) into
+  /// `metadata`, without the events: the first zstd frame of a compressed payload, which the
+  /// shim makes of the side section alone. A chunk without one is read whole.
+  func readSide(of chunk: ChunkHeader, into metadata: inout TraceMetadata) throws(TraceError) {
+    guard chunk.flags.contains(.sideSection) else {
+      var decoder = try cursor(for: chunk)
+      return try decoder.drainMetadata(into: &metadata)
+    }
+    let stored = try file.read(at: chunk.payloadOffset, count: Int(chunk.storedLength))
+    guard chunk.checksum(over: stored) == chunk.checksum else {
+      throw TraceError(path: path, reason: .checksumMismatch(chunk: chunk.offset))
+    }
+    var front = chunk.encoding == .zstd ? Zstd.decompressFirstFrame(stored) : stored
+    if front == nil { front = try payload(of: chunk) }
+    var decoder = ChunkCursor(chunk: chunk, payload: front!, path: path)
+    try decoder.readSideOnly(metadata: &metadata)
+  }
 }
+

@@ -55,14 +55,14 @@ extension TraceReader {
   /// each chunk read to its end in the order given, without merging events into time order: for
   /// a pass that needs no events and reads parts of a trace on several threads at once
   /// (`record`'s symbols). A chunk whose header says it holds no stacks or modules
-  /// (``ChunkFlags/noStacksOrModules``, most chunks) is skipped unread.
+  /// (``ChunkFlags/noStacksOrModules``, most chunks) is skipped unread, and of the others only
+  /// the side section is read, where the shim writes them.
   public func stacksAndModules(of chunks: some Collection<ChunkHeader>) throws(TraceError)
     -> (returnAddresses: Set<UInt64>, modules: [TraceModule])
   {
     var metadata = TraceMetadata()
     for chunk in chunks where !chunk.flags.contains(.noStacksOrModules) {
-      var decoder = try cursor(for: chunk)
-      try decoder.drainMetadata(into: &metadata)
+      try readSide(of: chunk, into: &metadata)
     }
     return (metadata.returnAddresses, metadata.modules)
   }

@@ -32,6 +32,21 @@ package enum Zstd {
     return .success(output)
   }
 
+  /// The first frame of a payload decompressed, when it records its size (the shim's side
+  /// section is a frame of its own); `nil` when it does not or does not decode.
+  static func decompressFirstFrame(_ stored: [UInt8]) -> [UInt8]? {
+    let (compressed, declared) = stored.withUnsafeBytes {
+      (ZSTD_findFrameCompressedSize($0.baseAddress, $0.count),
+       ZSTD_getFrameContentSize($0.baseAddress, $0.count))
+    }
+    guard ZSTD_isError(compressed) == 0, declared < UInt64.max - 1,
+      declared <= UInt64(TraceConstants.maximumRawPayloadLength)
+    else { return nil }
+    guard case .success(let raw) = decompress(Array(stored[0..<compressed]), rawLength: Int(declared))
+    else { return nil }
+    return raw
+  }
+
   /// Compresses `bytes` into one frame that records its content size.
   package static func compress(_ bytes: [UInt8], level: Int32 = 3) -> [UInt8] {
     var output = [UInt8](repeating: 0, count: ZSTD_compressBound(bytes.count))
