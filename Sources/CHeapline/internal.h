@@ -95,6 +95,7 @@ struct hl_buffer {
   uint64_t *defined;  // a bit per allocation info that this buffer's records defined
   uint32_t defined_words;  // how many words of it may be set
   uint32_t cache_depth;  // the previous stack, to resume the trie walk where it differs
+  uint32_t cache_unwound;  // it is the unwinder's previous stack, whole (stacks.c)
   void *cache_pcs[HL_MAX_DEPTH];
   uint32_t cache_ids[HL_MAX_DEPTH];
   struct hl_node_cache {  // (parent, pc) -> id, so most frames never reach the shared table

@@ -36,7 +36,7 @@ void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
   start_chunk(b);
   atomic_store(&b->inflight, 0);
   b->pending.valid = 0;
-  b->cache_depth = 0;
+  b->cache_depth = b->cache_unwound = 0;
   b->counts = NULL;
   memset(b->nodes, 0, sizeof b->nodes);  // ids belong to the trace they were made for
   // Without the bitmap every ALLOC defines its info again: bigger, never wrong.

@@ -142,25 +142,34 @@ static inline int hl_in_shim(void *pc) {
 }
 
 // The stack id of `frames` (innermost first), matched against the thread's previous stack from
-// the outermost frame in: the part they share has its ids already.
-HL_HOOK static uint32_t hl_intern_frames(struct hl_buffer *b, void **frames, int depth) {
+// the outermost frame in: the part they share has its ids already. `known` is how many of the
+// outermost frames are the previous stack's last ones when the unwinder knows it (it found them
+// in place), else -1, and they are compared here.
+HL_HOOK static uint32_t hl_intern_frames(struct hl_buffer *b, void **frames, int depth,
+                                         int known) {
   uint32_t old = b->cache_depth;
-  int shared = 0;
-  while (shared < depth && shared < (int)old &&
-         frames[depth - 1 - shared] == b->cache_pcs[old - 1 - shared])
-    shared++;
+  int shared = known;
+  if (shared < 0) {
+    shared = 0;
+    while (shared < depth && shared < (int)old &&
+           frames[depth - 1 - shared] == b->cache_pcs[old - 1 - shared])
+      shared++;
+  }
   if (shared == depth && depth == (int)old) return depth ? b->cache_ids[0] : 0;
-  uint32_t ids[HL_MAX_DEPTH];
-  for (int i = 0; i < shared; i++) ids[depth - 1 - i] = b->cache_ids[old - 1 - i];
-  uint32_t parent = shared ? ids[depth - shared] : 0;
+  // The shared outer frames move to their places in the new stack; then the others are made.
+  if (depth != (int)old && shared) {
+    memmove(b->cache_pcs + depth - shared, b->cache_pcs + old - shared, (size_t)shared * sizeof *frames);
+    memmove(b->cache_ids + depth - shared, b->cache_ids + old - shared,
+            (size_t)shared * sizeof *b->cache_ids);
+  }
+  uint32_t parent = shared ? b->cache_ids[depth - shared] : 0;
   for (int i = depth - shared - 1; i >= 0; i--) {
     parent = hl_intern(b, parent, (uintptr_t)frames[i]);
-    ids[i] = parent;
+    b->cache_ids[i] = parent;
   }
-  memcpy(b->cache_pcs, frames, (size_t)depth * sizeof *frames);
-  memcpy(b->cache_ids, ids, (size_t)depth * sizeof *ids);
+  memcpy(b->cache_pcs, frames, (size_t)(depth - shared) * sizeof *frames);
   b->cache_depth = (uint32_t)depth;
-  return depth ? ids[0] : 0;
+  return depth ? b->cache_ids[0] : 0;
 }
 
 // The caller's frames from `pcs`, without the shim's own at the top; at most hl_depth.
@@ -212,17 +221,30 @@ HL_HOOK static int hl_verified(void **fast, int n, void **pcs, int *skip) {
   return depth;
 }
 
+// The unwinder tells which outer frames it found in place, the previous stack's: their nodes
+// are known, and only the frames it walked are looked up. That holds when the trie's previous
+// stack is that same previous stack whole (not one that libunwind or a signal handler took, nor
+// one cut at the depth limit, whose nodes hang from another outermost frame).
 HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b) {
   void *pcs[HL_MAX_DEPTH + 8], *fast[HL_MAX_DEPTH + 8];
-  int skip, depth;
+  int skip, depth, known = -1;
   if (HL_UNLIKELY(hl_unwind_verify)) {
     depth = hl_verified(fast, hl_unwind_fast(b, fast, (int)hl_depth + 8), pcs, &skip);
+    b->cache_unwound = 0;
   } else {
     int n = hl_unwind_fast(b, pcs, (int)hl_depth + 8);
-    if (HL_UNLIKELY(n < 0)) n = hl_libunwind_steps(pcs, (int)hl_depth + 8);
+    int unwound = n >= 0;
+    if (HL_UNLIKELY(!unwound)) n = hl_libunwind_steps(pcs, (int)hl_depth + 8);
     depth = hl_drop_shim(pcs, n, &skip);
+    int whole = unwound && n - skip <= (int)hl_depth;
+    if (whole && b->cache_unwound) {
+      known = hl_unwind_reused(b);
+      if (known > depth) known = depth;
+      if (known > (int)b->cache_depth) known = -1;
+    }
+    b->cache_unwound = (uint32_t)whole;
   }
-  return hl_intern_frames(b, pcs + skip, depth);
+  return hl_intern_frames(b, pcs + skip, depth, known);
 }
 
 // One line on stderr: how many stacks libunwind checked, how many the table had to leave to it,
@@ -255,7 +277,8 @@ HL_HOOK uint32_t hl_intern_pcs(struct hl_buffer *b, void *const *pcs, uint32_t n
   int depth = 0;
   for (uint32_t i = 0; i < n && depth < (int)hl_depth && i < HL_DEFERRED_DEPTH; i++)
     if (!hl_in_shim(pcs[i])) frames[depth++] = pcs[i];
-  return hl_intern_frames(b, frames, depth);
+  b->cache_unwound = 0;
+  return hl_intern_frames(b, frames, depth, -1);
 }
 
 // For a rotation (rotate.c): every node as a STACK record, so the new file resolves every id.

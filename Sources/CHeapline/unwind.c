@@ -26,6 +26,7 @@ struct hl_unwind_state {
   uint32_t generation;  // of hl_rules_generation when the rules were made
   uint32_t prev_depth;  // 0: no previous stack to reuse
   uint32_t prev_complete;  // it ended at the outermost frame, not at the depth limit
+  uint32_t reused;  // frames at the end of the last walk that are the previous stack's last
   uintptr_t prev_pcs[HL_WALK_MAX];
   uintptr_t prev_slots[HL_WALK_MAX];  // where each return address was read
   struct hl_rule_entry rules[HL_RULES];
@@ -140,6 +141,7 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
     struct hl_buffer *b, void **pcs, int max, uintptr_t slot, uintptr_t rbp, uintptr_t rbx) {
   struct hl_unwind_state *s = state_of(b);
   if (!s || !stack_bounds(slot)) return -1;
+  s->reused = 0;
   uintptr_t lo = slot, hi = hl_stack.hi;
   uintptr_t slots[HL_WALK_MAX];
   if (max > HL_WALK_MAX) max = HL_WALK_MAX;
@@ -163,6 +165,7 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
         memcpy(pcs + n, s->prev_pcs + j + 1, (size_t)more * sizeof *pcs);
         memcpy(slots + n, s->prev_slots + j + 1, (size_t)more * sizeof *slots);
         n += more;
+        s->reused = (uint32_t)more;
         goto done;
       }
     }
@@ -202,6 +205,13 @@ done:
   for (int k = 0; k < changed; k++) s->prev_pcs[k] = (uintptr_t)pcs[k];
   memcpy(s->prev_slots, slots, (size_t)changed * sizeof *slots);
   return n;
+}
+
+// How many frames at the end of the last stack hl_unwind_fast gave are the previous stack's
+// last frames, found in place and not walked again.
+HL_HOOK int hl_unwind_reused(struct hl_buffer *b) {
+  const struct hl_unwind_state *s = b->unwind;
+  return s ? (int)s->reused : 0;
 }
 
 // hl_unwind_fast(b, pcs, max): the slot of the return address is the stack pointer at entry,
