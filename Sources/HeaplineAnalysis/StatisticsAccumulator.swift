@@ -7,13 +7,11 @@ import HeaplineTrace
 /// so a free costs one hash lookup (the block's) rather than three.
 struct StatisticsAccumulator {
   /// What the pass must remember of a live block to undo its allocation when it is freed.
-  private struct LiveBlock {
-    var size: UInt64
-    var stackSlot: Int32
-    var categorySlot: Int32
-  }
-
-  private var live = LiveTable<LiveBlock>()
+  /// The live blocks, each by its kind (size, stack and category), whose slots are these.
+  private var live = LiveTable<Int32>()
+  private var kinds = BlockKinds()
+  private var kindStackSlots: [Int32] = []
+  private var kindCategorySlots: [Int32] = []
   /// Slots of stacks, when the pass counts each stack as one.
   private var stackSlots = IDSlots<StackID>()
   /// Slots of (stack, category) pairs, when the pass counts a stack's categories apart.
@@ -104,29 +102,33 @@ struct StatisticsAccumulator {
   }
 
   private mutating func allocate(_ alloc: AllocationEvent) {
-    let block = LiveBlock(
-      size: alloc.size,
-      stackSlot: pairSlots == nil
-        ? stackSlot(alloc.stack)
-        : pairSlot(StackCategory(stack: alloc.stack, category: alloc.category)),
-      categorySlot: categorySlot(alloc.category))
+    let (kind, isNew) = kinds.kind(of: alloc)
+    if isNew {
+      kindStackSlots.append(
+        pairSlots == nil
+          ? stackSlot(alloc.stack)
+          : pairSlot(StackCategory(stack: alloc.stack, category: alloc.category)))
+      kindCategorySlots.append(categorySlot(alloc.category))
+    }
+    let stackSlot = Int(kindStackSlots[Int(kind)])
+    let categorySlot = Int(kindCategorySlots[Int(kind)])
     // An id that is still live means a damaged or duplicated record: retire the old block so
     // the live figures stay consistent.
-    if let previous = live.insert(alloc.id, block) { retire(previous) }
+    if let previous = live.insert(alloc.id, kind) { retire(previous) }
     let (bytes, count) = weigh(alloc.size)
     if alloc.isCarriedOver {
-      stackCounters[Int(block.stackSlot)].carry(bytes, count: count, epoch: peakEpoch)
-      categoryCounters[Int(block.categorySlot)].carry(bytes, count: count, epoch: peakEpoch)
+      stackCounters[stackSlot].carry(bytes, count: count, epoch: peakEpoch)
+      categoryCounters[categorySlot].carry(bytes, count: count, epoch: peakEpoch)
     } else {
-      stackCounters[Int(block.stackSlot)].allocate(bytes, count: count, epoch: peakEpoch)
-      categoryCounters[Int(block.categorySlot)].allocate(bytes, count: count, epoch: peakEpoch)
+      stackCounters[stackSlot].allocate(bytes, count: count, epoch: peakEpoch)
+      categoryCounters[categorySlot].allocate(bytes, count: count, epoch: peakEpoch)
     }
     guard sampleWeight == nil else { return }  // the totals are the COUNTS records'
     if alloc.isCarriedOver {
       totals.carriedOverBlocks &+= 1
       totals.carriedOverBytes &+= alloc.size
     } else {
-      lastAllocation = (alloc.id, block.stackSlot)
+      lastAllocation = (alloc.id, Int32(stackSlot))
       totals.allocationCount &+= 1
       totals.allocatedBytes &+= alloc.size
     }
@@ -140,15 +142,15 @@ struct StatisticsAccumulator {
       stackTemporaryCounts[Int(last.stackSlot)] &+= 1
     }
     lastAllocation = nil
-    guard let block = live.remove(free.id) else {
+    guard let kind = live.remove(free.id) else {
       // Allocated before recording began (or in a chunk lost to a crash): nothing to undo.
       if sampleWeight == nil { totals.unmatchedFreeCount &+= 1 }
       return
     }
-    retire(block)
+    retire(kind)
     guard sampleWeight == nil else { return }  // the totals are the COUNTS records'
     totals.freeCount &+= 1
-    totals.freedBytes &+= block.size
+    totals.freedBytes &+= kinds.sizes[Int(kind)]
   }
 
   /// A block's bytes and count in the counters: itself, or what a sample stands for.
@@ -157,12 +159,14 @@ struct StatisticsAccumulator {
     return (weight.bytes(size), weight.scaledCount(size))
   }
 
-  private mutating func retire(_ block: LiveBlock) {
-    let (bytes, count) = weigh(block.size)
-    stackCounters[Int(block.stackSlot)].release(bytes, count: count, epoch: peakEpoch)
-    categoryCounters[Int(block.categorySlot)].release(bytes, count: count, epoch: peakEpoch)
+  private mutating func retire(_ kind: Int32) {
+    let size = kinds.sizes[Int(kind)]
+    let (bytes, count) = weigh(size)
+    stackCounters[Int(kindStackSlots[Int(kind)])].release(bytes, count: count, epoch: peakEpoch)
+    categoryCounters[Int(kindCategorySlots[Int(kind)])].release(
+      bytes, count: count, epoch: peakEpoch)
     guard sampleWeight == nil else { return }
-    totals.liveBytes &-= block.size
+    totals.liveBytes &-= size
     totals.liveBlocks &-= 1
   }
 

@@ -350,7 +350,9 @@ extension ChunkCursor {
     guard let address = model.address(code: code, size: info.size, delta: delta) else {
       throw MalformedRecord(detail: "an ALLOC's address code \(code) names no freed block")
     }
-    return madeHere(address: address, size: info.size, stack: info.stack, category: info.category)
+    return madeHere(
+      address: address, size: info.size, stack: info.stack, category: info.category,
+      info: UInt32(truncatingIfNeeded: infoID))
   }
 
   /// ALLOC_EXPLICIT: every field spelled out; the model moves as it would have for the address.
@@ -364,15 +366,16 @@ extension ChunkCursor {
   }
 
   @inline(__always)
-  private mutating func madeHere(address: UInt64, size: UInt64, stack: StackID, category: CategoryID)
-    -> AllocationEvent
-  {
+  private mutating func madeHere(
+    address: UInt64, size: UInt64, stack: StackID, category: CategoryID, info: UInt32 = 0
+  ) -> AllocationEvent {
     here.append(address & Self.addressMask | UInt64(AddressModel.bin(size)) << 57)
     let id = AllocID(
       threadSerial: chunk.threadSerial, counter: chunk.firstAllocCounter &+ allocCount)
     allocCount &+= 1
     return AllocationEvent(
-      time: time, id: id, address: Address(address), size: size, stack: stack, category: category)
+      time: time, id: id, address: Address(address), size: size, stack: stack, category: category,
+      info: info)
   }
 
   /// FREE_HERE: a block of this chunk, by its counter's delta from the previous one; it goes

@@ -46,11 +46,14 @@ public struct AllocationEvent: Hashable, Sendable {
   /// recording's file (`heapline record --rotate`) carries it over from the file before, at its
   /// start time, under its original id. It counts as live, not as an allocation of this file.
   public var isCarriedOver: Bool
+  /// The allocation info its record named (version 5), which every allocation of the same
+  /// size, stack and category names; 0 when the record spelled those out.
+  public var info: UInt32
 
   /// Creates an allocation event.
   public init(
     time: UInt64, id: AllocID, address: Address, size: UInt64, stack: StackID,
-    category: CategoryID, isCarriedOver: Bool = false
+    category: CategoryID, isCarriedOver: Bool = false, info: UInt32 = 0
   ) {
     self.time = time
     self.id = id
@@ -59,6 +62,7 @@ public struct AllocationEvent: Hashable, Sendable {
     self.stack = stack
     self.category = category
     self.isCarriedOver = isCarriedOver
+    self.info = info
   }
 
   /// Serial of the allocating thread.

@@ -61,9 +61,13 @@ public struct TraceEventStream {
     // The head is moved out, never copied: a copy of an event is a call, and this runs once
     // per event of the trace.
     if var event = try cursors[slot].nextEvent(metadata: &metadata) {
-      let key = MergeKey(event, order: earliest.order, slot: slot)
+      // One chunk open, and its next event before any chunk not opened yet (a program with one
+      // busy thread, most of the time): it stays the earliest, with no merge to do.
+      let alone =
+        heap.count == 1
+        && (nextPending == pending.count || event.time < pending[nextPending].baseTime)
+      if !alone { heap.replaceMin(with: MergeKey(event, order: earliest.order, slot: slot)) }
       swap(&event, &heads[slot])  // now the head that was, and the slot holds the one after
-      heap.replaceMin(with: key)
       count(event)
       return event
     }
