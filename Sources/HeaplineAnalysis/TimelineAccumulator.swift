@@ -15,7 +15,10 @@ struct TimelineAccumulator {
   private var columnOfSlot: [Int] = []
   /// The column for the categories without one of their own; -1 without columns.
   private let otherColumn: Int
-  private var live = LiveTable<(size: UInt64, column: Int)>()
+  /// The live blocks, each by its kind (``BlockKinds``), and each kind's column.
+  private var live = LiveTable<Int32>()
+  private var kinds = BlockKinds()
+  private var columnOfKind: [Int] = []
   /// Backing stores live now, and their columns.
   private var backingStores: TimelineBackingStoreTracker
   private var step: UInt64 = 0
@@ -51,10 +54,16 @@ struct TimelineAccumulator {
     while step < eventStep { try closeStep(emit) }
     switch event {
     case .alloc(let alloc):
-      let slot = categorySlots.slot(adding: alloc.category)
-      if slot == columnOfSlot.count { columnOfSlot.append(columnOfCategory[alloc.category] ?? otherColumn) }
-      let column = columnOfSlot[slot]
-      if let old = live.insert(alloc.id, (alloc.size, column)) { retire(old) }
+      let (kind, isNew) = kinds.kind(of: alloc)
+      if isNew {
+        let slot = categorySlots.slot(adding: alloc.category)
+        if slot == columnOfSlot.count {
+          columnOfSlot.append(columnOfCategory[alloc.category] ?? otherColumn)
+        }
+        columnOfKind.append(columnOfSlot[slot])
+      }
+      let column = columnOfKind[Int(kind)]
+      if let old = live.insert(alloc.id, kind) { retire(old) }
       row.liveBytes &+= alloc.size
       row.liveBlocks &+= 1
       if !alloc.isCarriedOver { row.allocationCount &+= 1 }
@@ -96,10 +105,12 @@ struct TimelineAccumulator {
     try emit(row)
   }
 
-  private mutating func retire(_ block: (size: UInt64, column: Int)) {
-    row.liveBytes &-= block.size
+  private mutating func retire(_ kind: Int32) {
+    let size = kinds.sizes[Int(kind)]
+    let column = columnOfKind[Int(kind)]
+    row.liveBytes &-= size
     row.liveBlocks &-= 1
-    if block.column >= 0 { row.categoryLiveBytes[block.column] &-= block.size }
+    if column >= 0 { row.categoryLiveBytes[column] &-= size }
   }
 
   private mutating func closeStep<E: Error>(_ emit: (TimelineRow) throws(E) -> Void) throws(E) {

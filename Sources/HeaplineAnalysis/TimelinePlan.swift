@@ -30,7 +30,9 @@ struct TimelinePlan {
 
   init(reader: TraceReader, grouping: TimelineOptions.Grouping) throws(TraceError) {
     var events = LookaheadEvents(reader.events())
-    var live = LiveTable<(size: UInt64, slot: Int)>()
+    var live = LiveTable<Int32>()  // each block's kind (BlockKinds)
+    var kinds = BlockKinds()
+    var slotOfKind: [Int] = []
     var slots = IDSlots<CategoryID>()
     var categories: [CategoryPeak] = []
     var liveBytes: UInt64 = 0
@@ -40,11 +42,16 @@ struct TimelinePlan {
       lastTime = max(lastTime, event.time)
       switch event {
       case .alloc(let alloc):
-        let slot = slots.slot(adding: alloc.category)
-        if slot == categories.count { categories.append(CategoryPeak()) }
-        if let old = live.insert(alloc.id, (alloc.size, slot)) {
-          liveBytes &-= old.size
-          categories[old.slot].live &-= old.size
+        let (kind, isNew) = kinds.kind(of: alloc)
+        if isNew {
+          let slot = slots.slot(adding: alloc.category)
+          if slot == categories.count { categories.append(CategoryPeak()) }
+          slotOfKind.append(slot)
+        }
+        let slot = slotOfKind[Int(kind)]
+        if let old = live.insert(alloc.id, kind) {
+          liveBytes &-= kinds.sizes[Int(old)]
+          categories[slotOfKind[Int(old)]].live &-= kinds.sizes[Int(old)]
         }
         liveBytes &+= alloc.size
         peakLiveBytes = max(peakLiveBytes, liveBytes)
@@ -52,9 +59,9 @@ struct TimelinePlan {
         categories[slot].total &+= alloc.size
         categories[slot].maxLive = max(categories[slot].maxLive, categories[slot].live)
       case .free(let free):
-        guard let block = live.remove(free.id) else { continue }
-        liveBytes &-= block.size
-        categories[block.slot].live &-= block.size
+        guard let kind = live.remove(free.id) else { continue }
+        liveBytes &-= kinds.sizes[Int(kind)]
+        categories[slotOfKind[Int(kind)]].live &-= kinds.sizes[Int(kind)]
       case .backingStore(let store):
         backing.apply(store)
       default:
