@@ -57,6 +57,32 @@ struct AnalysisScaleTests {
     #expect(peaks[1] <= peaks[0] + 4096, "peak RSS in KiB: \(peaks)")
   }
 
+  @Test("report's peak RSS is the same for 2 M and 100 M events, and its counts are exact")
+  func reportMemoryStaysConstantOverAHundredMillionEvents() throws {
+    // Given two traces of the same churn (64 blocks live at most), of two chunks of 500,000
+    // allocations and of 101: about 2 M and 100 M events
+    let directory = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var peaks: [Int] = []
+    for repeats in [1, 100] {
+      let path = directory.appendingPathComponent("churn-\(repeats).trace").path
+      try SyntheticChurnTrace.writeRepeating(to: path, repeats: repeats)
+      // When each is reported
+      let run = try Self.peakResidentKiB(["report", path, "--format", "json", "--no-symbolize"])
+      // Then the totals are exactly those written
+      let allocations = (repeats + 1) * SyntheticChurnTrace.repeatedAllocations
+      let totals = try Self.totals(run.stdout)
+      #expect(totals["allocations"] as? Int == allocations)
+      #expect(totals["frees"] as? Int == allocations - SyntheticChurnTrace.liveBlocks)
+      #expect(totals["peak_live_bytes"] as? Int == 64 * 48)
+      #expect(totals["live_bytes"] as? Int == 64 * 48)
+      peaks.append(run.kib)
+    }
+    // And a hundred times the events took no more memory, give or take 4 MiB of allocator
+    // and page-cache noise
+    #expect(peaks[1] <= peaks[0] + 4096, "peak RSS in KiB: \(peaks)")
+  }
+
   @Test("report --format json --top 1000000 takes the memory of --top 10, and lists every stack")
   func reportMemoryDoesNotGrowWithTop() throws {
     // Given a trace with 4,000 distinct stacks of 24 frames
