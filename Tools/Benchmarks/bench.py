@@ -153,6 +153,10 @@ def analyses(hl_trace, ht_file):
 def mib(n):
     return f"{n / 1048576:.1f} MiB" if n >= 1048576 else f"{n / 1024:.0f} KiB"
 
+def trace_size(n):
+    """A trace's size, to the byte below 100 KiB: the churns' traces are a few kilobytes."""
+    return f"{n:,} B" if n < 100 * 1024 else mib(n)
+
 def table(head, rows):
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
     for row in [head] + rows:
@@ -197,10 +201,11 @@ for name, argv in WORKLOADS:
     print(f"\n{name}: {' '.join(os.path.basename(a) for a in argv)}")
     table(("", "CPU s", "x", "wall s", "x", "peak RSS", "x", "trace"),
           [(m, f"{c:.2f}{'*' if noisy else ''}", f"{c / uc:.2f}", f"{w:.2f}", f"{w / uw:.2f}",
-            mib(rss), f"{rss / ur:.2f}", mib(size) if m != "untraced" else "-")
+            mib(rss), f"{rss / ur:.2f}", trace_size(size) if m != "untraced" else "-")
            for m, (w, c, rss, size, noisy) in best.items()])
     hc, tc = best["heapline"][1], best["heaptrack"][1]
-    print(f"Heapline CPU / heaptrack CPU: {hc / tc:.2f}")
+    hs, ts = best["heapline"][3], best["heaptrack"][3]
+    print(f"Heapline CPU / heaptrack CPU: {hc / tc:.2f}; trace / heaptrack's: {hs / ts:.2f}")
 
     hl_trace, ht_out = cells["heapline"][-1][3], cells["heaptrack"][-1][4]
     totals = report_totals(hl_trace)
