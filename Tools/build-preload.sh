@@ -12,7 +12,7 @@ opt="-O2"
 [ "$config" = debug ] && opt="-O1 -g"
 # shellcheck disable=SC2086
 "$cc" $opt -g -std=gnu11 -fPIC -shared -fvisibility=default -ftls-model=initial-exec \
-  -DUNW_LOCAL_ONLY -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter \
+  -DUNW_LOCAL_ONLY -D_GNU_SOURCE -DHL_PRELOAD -Wall -Wextra -Wno-unused-parameter \
   -I"$root/Sources/CHeapline/include" \
   -o "$out/libheapline-preload.so.tmp" "$root"/Sources/CHeapline/*.c \
   -lunwind -lzstd -lpthread -ldl

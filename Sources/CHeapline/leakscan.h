@@ -118,6 +118,7 @@ int hl_scan_begin(struct hl_scan *s);  // index and state; with the live table l
 uint32_t hl_scan_skip_unmapped(struct hl_scan *s);  // after maps are read; returns how many
 void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // a root region, clipped
 void hl_scan_root_copied(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // may be unmapped
+void hl_scan_registers(struct hl_scan *s, const uint64_t *regs, size_t count);
 void hl_scan_mark_root_block(struct hl_scan *s, int64_t block);  // a block that is a root
 void hl_scan_finish(struct hl_scan *s);  // floods, then finds possibly reachable blocks, edges
 void hl_scan_end(struct hl_scan *s);

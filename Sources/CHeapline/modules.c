@@ -37,10 +37,31 @@ static size_t build_id(const struct dl_phdr_info *info, const uint8_t **out) {
   return 0;
 }
 
+// Whether `info` is the preload library itself: its frames are dropped from every stack, so
+// no frame names it. (Built into a program that records itself, the shim is that program's
+// code, whose module every trace needs.)
+static int is_preload_library(const struct dl_phdr_info *info) {
+#ifdef HL_PRELOAD
+  uintptr_t self = (uintptr_t)&is_preload_library;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+    if (ph->p_type == PT_LOAD && self >= start && self < start + ph->p_memsz) return 1;
+  }
+#else
+  (void)info;
+#endif
+  return 0;
+}
+
 static int emit_module(struct dl_phdr_info *info, size_t size, void *arg) {
   struct hl_walk *w = arg;
   if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
     w->generation = info->dlpi_adds + info->dlpi_subs;
+  if (is_preload_library(info)) {
+    w->first = 0;
+    return 0;
+  }
   char exe[4096];
   const char *path = info->dlpi_name;
   if (w->first && (!path || !*path)) {  // the main program has no name here

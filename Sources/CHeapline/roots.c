@@ -326,7 +326,7 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
     s->root_tid = (int32_t)syscall(SYS_gettid);
     if (self_sp) {  // not at exit, when its frames are dead
       s->root_kind = HL_ROOT_REGISTERS;
-      hl_scan_root(s, (uintptr_t)self_regs, (uintptr_t)(self_regs + nregs));
+      hl_scan_registers(s, self_regs, nregs);
       s->root_kind = HL_ROOT_STACK;
       scan_stack(s, self_sp, tp, 0);
     }
@@ -351,7 +351,7 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
       continue;
     }
     s->root_kind = HL_ROOT_REGISTERS;
-    hl_scan_root(s, (uintptr_t)t->regs, (uintptr_t)(t->regs + HL_REGS));
+    hl_scan_registers(s, t->regs, HL_REGS);
     s->root_kind = HL_ROOT_STACK;
     scan_stack(s, t->sp, t->tp, 0);
     s->root_kind = HL_ROOT_TLS;

@@ -240,6 +240,23 @@ void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
   flood(s);  // now, so that the frontier stays small
 }
 
+// A stopped thread's registers: a pointer into a block there holds it, as one at its start
+// would. Code between an allocation and its first store keeps only such a pointer (a Swift
+// initializer writes its fields through object + 16), and a scan that stops it there must not
+// call the block possibly lost.
+void hl_scan_registers(struct hl_scan *s, const uint64_t *regs, size_t count) {
+  s->root_bytes += count * 8;
+  struct hl_mapping *r = s->record ? hl_vec_push(&s->scanned) : NULL;
+  if (r) *r = (struct hl_mapping){(uintptr_t)regs, (uintptr_t)(regs + count), 0};
+  if (s->graph) hl_graph_root(s, (uintptr_t)regs, (uintptr_t)(regs + count), 0);
+  for (size_t i = 0; i < count; i++) {
+    int interior;
+    int64_t j = target(s, regs[i], &interior);
+    if (j >= 0) hit(s, (uint32_t)j, 0, regs + i);
+  }
+  flood(s);
+}
+
 // A root region that may have been unmapped since the maps were read (the scan's own memory
 // comes and goes meanwhile): read through the kernel, which skips what is gone, into a buffer
 // in the shim's data. Scans hold hl_scan_lock, so one buffer serves.

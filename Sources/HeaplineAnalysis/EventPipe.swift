@@ -6,7 +6,7 @@ import Synchronization
 public enum TraceReading {
   private static let secondThread = Atomic<Bool>(false)
 
-  /// Whether passes read, decode and merge on a thread of their own (``EventPipe``). Off by
+  /// Whether passes read, decode and merge on a thread of their own (`EventPipe`). Off by
   /// default: inside a program that records itself (the `Heapline` module's in-process
   /// recordings and leak checks), a finished thread's stack stays mapped in glibc's cache of
   /// stacks, full of decoded addresses, where the next leak scan would take them for

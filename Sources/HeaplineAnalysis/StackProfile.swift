@@ -19,7 +19,7 @@ public struct StackProfile: Sendable {
 
   /// The stacks with a nonzero weight of those asked for, in the statistics' order.
   public var entries: [Entry]
-  /// The frames that entries name, each once (``FrameTable``).
+  /// The frames that entries name, each once (`FrameTable`).
   public let frames: [SymbolizedFrame]
   /// The trace's totals, which the weights of the stacks add up to.
   public var totals: AllocationTotals

@@ -21,7 +21,7 @@ import Testing
 
   @Test func theAPIScanFindsExactlyTheLostBlocksAndGroupsThem() throws {
     // Given the fixture, recorded, which checks for leaks through the C API with its threads
-    // waiting, one holding a block on its stack and one in a register
+    // waiting, one holding a block on its stack and one a pointer into a block in a register
     let (trace, result) = try recordLeaks()
     #expect(result.status == 0)
     #expect(result.stdout == "check 0: 2222 lost in 17 blocks, 110 possibly lost in 1 blocks\n")

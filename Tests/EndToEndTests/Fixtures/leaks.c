@@ -6,7 +6,7 @@
 //   interior  110 bytes, a global points 24 bytes into it           possibly lost
 //   global    120 bytes, a global points to it                      reachable
 //   stack     136 bytes, only another thread's stack points to it   reachable
-//   register  150 bytes, only another thread's r12 points to it     reachable
+//   register  150 bytes, only another thread's r12 points into it   reachable
 //   xor       170 bytes, a global holds its address XORed           lost
 //   binned    1,112 bytes, the chunk after it freed: malloc's main  lost
 //             arena points to that chunk's header, its last word
@@ -70,18 +70,28 @@ static void *on_stack(void *arg) {
   return NULL;
 }
 
-// The block's address is XORed in memory; the loop keeps it, plain, in r12 only.
+// The block's address is XORed in memory; the loop keeps it, plain and 16 bytes on, in r12 only.
 static void *in_register(void *arg) {
   (void)arg;
   uintptr_t v = (uintptr_t)malloc(150) ^ KEY;
   __asm__ volatile(
       "mov %[v], %%r12\n\t"
       "xor %[k], %%r12\n\t"
+      "add $16, %%r12\n\t"
+      "xor %%eax, %%eax\n\t"  // what malloc left in the registers that calls may change
+      "xor %%ecx, %%ecx\n\t"
+      "xor %%edx, %%edx\n\t"
+      "xor %%esi, %%esi\n\t"
+      "xor %%edi, %%edi\n\t"
+      "xor %%r8d, %%r8d\n\t"
+      "xor %%r9d, %%r9d\n\t"
+      "xor %%r10d, %%r10d\n\t"
+      "xor %%r11d, %%r11d\n\t"
       "lock incl %[ready]\n\t"
       "1: pause\n\t"
       "cmpl $0, %[stop]\n\t"
       "je 1b\n\t"
-      "mov %%r12, %%rdi\n\t"
+      "lea -16(%%r12), %%rdi\n\t"
       "call free@PLT\n\t"
       : [ready] "+m"(ready)
       : [v] "r"(v), [k] "r"(KEY), [stop] "m"(stop)
