@@ -78,9 +78,12 @@ struct AnalysisScaleTests {
       #expect(totals["live_bytes"] as? Int == 64 * 48)
       peaks.append(run.kib)
     }
-    // And a hundred times the events took no more memory, give or take 4 MiB of allocator
-    // and page-cache noise
-    #expect(peaks[1] <= peaks[0] + 4096, "peak RSS in KiB: \(peaks)")
+    // And a hundred times the events took no more memory, give or take 8 MiB: the reading
+    // thread's and the pass's malloc arenas may each keep freed 2 MiB chunk buffers, which a
+    // loaded machine's scheduling decides (this debug build: 39 MiB for 2 M events, 41 to 44 for
+    // 100 M; a release build, 38 to 39 MiB for 10 M, 100 M and 1,000 M). A byte kept per event
+    // would be 95 MiB, a cost per chunk over 80 KiB would show.
+    #expect(peaks[1] <= peaks[0] + 8192, "peak RSS in KiB: \(peaks)")
   }
 
   @Test("report --format json --top 1000000 takes the memory of --top 10, and lists every stack")
