@@ -20,10 +20,11 @@ public enum FoldedStacks {
     _ profile: StackProfile, weight: StackWeight, style: FrameStyle = FrameStyle()
   ) -> String {
     var weights: [String: UInt64] = [:]
+    let shown = profile.shownFrames(style: style)
     for entry in profile.entries {
       let value = weight.weight(of: entry.statistics)
       guard value > 0 else { continue }
-      let frames = shownFrames(entry, of: profile, style: style)
+      let frames = shown.of(entry).reversed().map { profile.frames[$0] }
       let names = frames.isEmpty ? [unknownFrame] : frames.map { frameName($0, style: style) }
       weights[names.joined(separator: ";"), default: 0] &+= value
     }
@@ -41,12 +42,5 @@ public enum FoldedStacks {
         default: character
         }
       })
-  }
-
-  /// The frames of `entry` that `style` shows, root first.
-  static func shownFrames(
-    _ entry: StackProfile.Entry, of profile: StackProfile, style: FrameStyle
-  ) -> [SymbolizedFrame] {
-    profile.shownFrames(of: entry, style: style).reversed().map { profile.frames[$0] }
   }
 }

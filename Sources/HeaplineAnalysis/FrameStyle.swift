@@ -39,14 +39,37 @@ public struct FrameStyle: Hashable, Sendable {
 
   /// The frames a text stack shows, innermost first.
   public func shownFrames(_ frames: [SymbolizedFrame]) -> [SymbolizedFrame] {
-    guard !showsHiddenFrames else { return frames }
-    let user = FrameRole.userFrames(frames)
+    shownIndexes(frames.map(traits)).map { frames[$0] }
+  }
+
+  /// What ``shownFrames(_:)`` reads of a frame in this style: found once for a frame that many
+  /// stacks share.
+  public struct Traits: Sendable {
+    var role: FrameRole.Traits
+    var isInHiddenModule: Bool
+    var isRuntimeCaller: Bool
+  }
+
+  /// The traits of `frame` in this style.
+  public func traits(_ frame: SymbolizedFrame) -> Traits {
+    let hidden = !hiddenModules.isEmpty
+    return Traits(
+      role: FrameRole.Traits(frame), isInHiddenModule: hidden && isInHiddenModule(frame),
+      isRuntimeCaller: hidden && isRuntimeCaller(frame))
+  }
+
+  /// The indexes of the frames a text stack shows, of frames given by their traits, innermost
+  /// first.
+  public func shownIndexes(_ frames: [Traits]) -> [Int] {
+    guard !showsHiddenFrames else { return Array(frames.indices) }
+    let roles = FrameRole.roles(traits: frames.map(\.role))
+    let user = roles.indices.filter { roles[$0] == .user }
     guard !hiddenModules.isEmpty else { return user }
-    var kept = Array(user.prefix { !isInHiddenModule($0) })
+    var kept = Array(user.prefix { !frames[$0].isInHiddenModule })
     if kept.count < user.count {
       // The hidden library reached the user's code through the runtime (an executor running a
       // job: `swift_job_run`, `UnownedJob.runSynchronously`): those frames are the library's.
-      while kept.count > 1, let last = kept.last, isRuntimeCaller(last) { kept.removeLast() }
+      while kept.count > 1, let last = kept.last, frames[last].isRuntimeCaller { kept.removeLast() }
     }
     return kept.isEmpty ? user : kept
   }

@@ -22,21 +22,12 @@ struct FrameTable {
     return places
   }
 
-  /// The places, of `places` in `frames` (innermost first), of the frames a report shows.
-  static func shown(_ places: [Int], of frames: [SymbolizedFrame], style: FrameStyle) -> [Int] {
-    let all = places.map { frames[$0] }
-    let shown = style.shownFrames(all)
+  /// The places, of `places` (innermost first), of the frames a report shows, from the
+  /// traits of the frame at each place.
+  static func shown(_ places: [Int], traits: (Int) -> FrameStyle.Traits, style: FrameStyle) -> [Int] {
+    let shown = style.shownIndexes(places.map(traits))
     guard !shown.isEmpty else { return places }
-    // The shown frames are some of all of them, in order: match them back to their places.
-    var kept: [Int] = []
-    kept.reserveCapacity(shown.count)
-    var next = 0
-    for (index, frame) in all.enumerated() where next < shown.count && frame == shown[next] {
-      kept.append(places[index])
-      next += 1
-    }
-    precondition(next == shown.count, "the shown frames are a subsequence of the stack's")
-    return kept
+    return shown.map { places[$0] }
   }
 
   private mutating func place(of pc: UInt64) -> Range<Int> {

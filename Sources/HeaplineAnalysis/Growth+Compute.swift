@@ -86,7 +86,7 @@ private struct GrowthPass {
   private var isTracking: Bool { fromTime != nil && toTime == nil }
 
   /// See ``LookaheadEvents``.
-  func prefetch(_ id: AllocID) { live.prefetch(id) }
+  mutating func prefetch(_ id: AllocID) { live.prefetch(id) }
 
   mutating func apply(_ event: TraceEvent) {
     lastTime = max(lastTime, event.time)

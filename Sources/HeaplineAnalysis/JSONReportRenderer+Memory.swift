@@ -4,11 +4,11 @@ import HeaplineTrace
 /// <doc:ReportJSON>: `backing_stores`, `footprint`, `footprint_at_peak_rss`, `memory_warnings`,
 /// `memory_limit_kill`.
 extension JSONReportRenderer {
-  static func memoryMembers(_ report: StatisticsReport, style: FrameStyle) -> [(String, JSONValue)]
+  static func memoryMembers(_ report: StatisticsReport, frames: StackFrames) -> [(String, JSONValue)]
   {
     let statistics = report.statistics
     return [
-      ("backing_stores", backingStores(statistics.backingStores, report: report, style: style)),
+      ("backing_stores", backingStores(statistics.backingStores, frames: frames)),
       ("footprint", footprint(statistics.footprint)),
       ("footprint_at_peak_rss", statistics.footprintAtPeakRSS.map(footprint) ?? .null),
       ("memory_warnings", .array(statistics.memoryWarnings.map(warning))),
@@ -17,7 +17,7 @@ extension JSONReportRenderer {
   }
 
   private static func backingStores(
-    _ stores: BackingStoreStatistics, report: StatisticsReport, style: FrameStyle
+    _ stores: BackingStoreStatistics, frames: StackFrames
   ) -> JSONValue {
     .object([
       ("live_bytes", .unsigned(stores.liveBytes)),
@@ -47,7 +47,7 @@ extension JSONReportRenderer {
         "top_stacks",
         .array(
           stores.topStacks.enumerated().map { rank, stack in
-            Self.stack(stack, rank: rank + 1, frames: report.frames(of: stack), style: style)
+            Self.stack(stack, rank: rank + 1, frames: frames.json(of: stack))
           })
       ),
     ])

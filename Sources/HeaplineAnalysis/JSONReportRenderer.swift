@@ -33,6 +33,7 @@ public struct JSONReportRenderer: ReportRenderer {
 
   private static func document(_ report: StatisticsReport, style: FrameStyle) -> JSONValue {
     let statistics = report.statistics
+    let frames = StackFrames(report, style: style)
     return JSONValue.object(
       [
         ("schema_version", .unsigned(Self.schemaVersion)),
@@ -46,11 +47,11 @@ public struct JSONReportRenderer: ReportRenderer {
           .lazyArray(count: statistics.topStacks.count) { index in
             let stack = statistics.topStacks[index]
             return Self.stack(
-              stack, rank: index + 1, frames: report.frames(of: stack), style: style,
+              stack, rank: index + 1, frames: frames.json(of: stack),
               mergedStacks: report.mergedStackCounts[stack.id])
           }
         ),
-      ] + Self.sampling(statistics.sampleWeight) + Self.memoryMembers(report, style: style))
+      ] + Self.sampling(statistics.sampleWeight) + Self.memoryMembers(report, frames: frames))
   }
 
   /// Nothing for a full trace; for a sampled one, a `sampling` member that says which figures
@@ -137,8 +138,7 @@ public struct JSONReportRenderer: ReportRenderer {
   }
 
   static func stack(
-    _ stack: StackStatistics, rank: Int, frames: [SymbolizedFrame], style: FrameStyle,
-    mergedStacks: Int? = nil
+    _ stack: StackStatistics, rank: Int, frames: JSONValue, mergedStacks: Int? = nil
   ) -> JSONValue {
     .object([
       ("rank", .signed(rank)),
@@ -150,7 +150,7 @@ public struct JSONReportRenderer: ReportRenderer {
       ("total_bytes", .unsigned(stack.totalBytes)),
       ("temporary_allocations", .unsigned(stack.temporaryCount)),
       ("merged_stacks", .unsigned(mergedStacks.map(UInt64.init))),
-      ("frames", Self.frames(frames, style: style)),
+      ("frames", frames),
     ])
   }
 
@@ -158,17 +158,22 @@ public struct JSONReportRenderer: ReportRenderer {
   /// ``FrameRole`` in `hidden` (`null` for the frames a text stack shows); the leak report's
   /// stacks use it too.
   static func frames(_ frames: [SymbolizedFrame], style: FrameStyle) -> JSONValue {
-    let roles = FrameRole.roles(of: frames)
-    return .array(zip(frames, roles).map { frame($0, role: $1, style: style) })
+    Self.frames(frames, traits: frames.map(FrameRole.Traits.init), names: frames.map(style.name))
   }
 
-  private static func frame(_ frame: SymbolizedFrame, role: FrameRole, style: FrameStyle)
+  /// ``frames(_:style:)`` with each frame's traits and display name found already.
+  static func frames(_ frames: [SymbolizedFrame], traits: [FrameRole.Traits], names: [String])
     -> JSONValue
   {
+    let roles = FrameRole.roles(traits: traits)
+    return .array(frames.indices.map { frame(frames[$0], role: roles[$0], name: names[$0]) })
+  }
+
+  private static func frame(_ frame: SymbolizedFrame, role: FrameRole, name: String) -> JSONValue {
     .object([
       ("pc", .address(frame.pc)),
       ("function", .string(frame.function)),
-      ("display_name", .string(style.name(frame))),
+      ("display_name", .string(name)),
       ("hidden", .string(role == .user ? nil : role.rawValue)),
       ("file", .string(frame.file)),
       ("line", .signed(frame.line)),
@@ -189,6 +194,42 @@ public struct JSONReportRenderer: ReportRenderer {
     case .exec: "exec"
     case .rotated: "rotated"
     default: "reason_\(reason.rawValue)"
+    }
+  }
+}
+
+extension JSONReportRenderer {
+  /// A report's frames as its stacks' JSON needs them: each return address's traits and
+  /// display names are found once, not once per stack that holds the address (a million
+  /// stacks share some thousands of addresses).
+  struct StackFrames {
+    private let report: StatisticsReport
+    private let style: FrameStyle
+    private let known: [UInt64: (traits: [FrameRole.Traits], names: [String])]
+
+    init(_ report: StatisticsReport, style: FrameStyle) {
+      self.report = report
+      self.style = style
+      known = report.symbols.mapValues { frames in
+        (frames.map(FrameRole.Traits.init), frames.map(style.name))
+      }
+    }
+
+    /// The JSON of `stack`'s frames (``JSONReportRenderer/frames(_:style:)``).
+    func json(of stack: StackStatistics) -> JSONValue {
+      var traits: [FrameRole.Traits] = []
+      var names: [String] = []
+      for pc in stack.frames {
+        if let found = known[pc] {
+          traits += found.traits
+          names += found.names
+        } else {
+          let frame = SymbolizedFrame(pc: pc)
+          traits.append(FrameRole.Traits(frame))
+          names.append(style.name(frame))
+        }
+      }
+      return JSONReportRenderer.frames(report.frames(of: stack), traits: traits, names: names)
     }
   }
 }

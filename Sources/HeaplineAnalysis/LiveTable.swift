@@ -5,32 +5,43 @@ import HeaplineTrace
 /// remember of it. It is the only structure of a pass that can grow, and it grows with the
 /// live blocks, never with the number of events; ``maxCount`` says how far it grew.
 ///
-/// A pass makes one insert and one removal per block, millions of them: a `Dictionary` spent
-/// more than half of `report`'s time hashing `AllocID`s with SipHash and moving its whole
-/// storage when it doubled, and its peak memory was the old storage and the new one at once.
-/// So ids are packed into one word, hashed by a multiplication, and spread over 64 segments of
-/// open addressing that grow one at a time: growing costs a 64th of the table, not all of it.
+/// A thread's alloc counters are consecutive, so its blocks go to pages of 256 consecutive
+/// counters, found by two array lookups (``LivePages``): no hashing, no probing, no moving of
+/// the table when it grows, and a block costs its payload and a bit. A pass makes an insert and
+/// a removal per block, millions of them, and a hash table's (``LiveHashTable``) probes were a
+/// fifth of `report`'s time on a real program.
+///
+/// A page that the thread has moved past and that holds no more than a quarter of its blocks
+/// gives them to a hash table and is freed, so that blocks kept among many freed ones cost
+/// what they cost in a hash table, and memory stays in proportion to the live blocks.
 struct LiveTable<Payload> {
-  private var segments: [LiveTableSegment<Payload>]
-  /// Ids that do not pack into a word (a damaged trace's): rare, so a plain dictionary.
-  private var unpacked: [AllocID: Payload] = [:]
+  /// The pages of each thread, by thread serial.
+  private var owners: [LivePages<Payload>?] = []
+  /// The same pages, lent without retaining them: a retain and a release per event, for the
+  /// lookup of a thread's pages, cost a tenth of a pass.
+  private var threads: [Unmanaged<LivePages<Payload>>?] = []
+  /// The blocks that no page holds.
+  private var scattered = LiveHashTable<Payload>()
   private(set) var count = 0
   /// The most blocks held at once.
   private(set) var maxCount = 0
 
   init() {
     precondition(_isPOD(Payload.self), "a live table's payload is plain data")
-    segments = (0..<(1 << liveTableSegmentBits)).map { _ in LiveTableSegment() }
   }
 
   /// Adds a block. An id that is still live means a damaged or duplicated record: the old
   /// block is returned so that the caller retires it, as the statistics pass does.
   mutating func insert(_ id: AllocID, _ payload: Payload) -> Payload? {
     let previous: Payload?
-    if let key = Self.key(id) {
-      previous = segments[Self.segment(key)].insert(key, payload)
+    let insertion = pages(id.threadSerial, adding: true)?._withUnsafeGuaranteedRef {
+      $0.insert(id.counter, payload)
+    }
+    if let insertion, insertion.paged {
+      previous = insertion.previous
+      if let passed = insertion.passedPage { evict(id.threadSerial, passed) }
     } else {
-      previous = unpacked.updateValue(payload, forKey: id)
+      previous = scattered.insert(id, payload)
     }
     if previous == nil {
       count += 1
@@ -41,162 +52,73 @@ struct LiveTable<Payload> {
 
   /// Removes and returns a block; `nil` for a free of a block allocated before recording.
   mutating func remove(_ id: AllocID) -> Payload? {
-    let removed: Payload?
-    if let key = Self.key(id) {
-      removed = segments[Self.segment(key)].remove(key)
-    } else {
-      removed = unpacked.removeValue(forKey: id)
+    var removed: Payload?
+    if let pages = pages(id.threadSerial, adding: false) {
+      let (payload, sparse) = pages._withUnsafeGuaranteedRef { $0.remove(id.counter) }
+      removed = payload
+      if let sparse { evict(id.threadSerial, sparse) }
     }
+    if removed == nil, scattered.count > 0 { removed = scattered.remove(id) }
     if removed != nil { count -= 1 }
     return removed
   }
 
-  /// Starts loading the slot where `id` stands or would stand, so that the cache miss of a
-  /// later ``insert(_:_:)`` or ``remove(_:)`` overlaps the work before it (``LookaheadEvents``).
-  func prefetch(_ id: AllocID) {
-    guard let key = Self.key(id) else { return }
-    segments[Self.segment(key)].prefetch(key)
+  /// Starts loading where `id` stands or would stand, so that the cache miss of a later
+  /// ``insert(_:_:)`` or ``remove(_:)`` overlaps the work before it (``LookaheadEvents``).
+  /// Mutating though it changes nothing: a pass calls it from a closure that captures its
+  /// table, and a non-mutating call there copies the table, a retain and release of each of
+  /// its arrays per event.
+  mutating func prefetch(_ id: AllocID) {
+    let serial = Int(id.threadSerial)
+    if serial < threads.count, let pages = threads[serial],
+      pages._withUnsafeGuaranteedRef({ $0.prefetch(id.counter) })
+    {
+      return
+    }
+    scattered.prefetch(id)
   }
-
-  /// Slots allocated across the segments: the table's memory, in slots.
-  var slotCount: Int { segments.reduce(0) { $0 + $1.slotCount } }
 
   /// The live blocks, in no particular order.
   var values: [Payload] {
     var all: [Payload] = []
     all.reserveCapacity(count)
-    for segment in segments { segment.forEach { all.append($0) } }
-    all.append(contentsOf: unpacked.values)
+    for case let pages? in owners { pages.forEach { all.append($0) } }
+    all.append(contentsOf: scattered.values)
     return all
   }
 
-  /// A thread serial of 24 bits and a counter of 40, or nil: a million threads' trillion
-  /// allocations each fit, and the all-ones word stays free to mark an empty slot.
-  private static func key(_ id: AllocID) -> UInt64? {
-    guard id.threadSerial < (1 << 24) - 1, id.counter < (1 << 40) else { return nil }
-    return UInt64(id.threadSerial) << 40 | id.counter
+  /// The bytes the table holds: its pages, their directories and the hash table's slots.
+  var byteCount: Int {
+    owners.reduce(owners.count * 16) { $0 + ($1?.byteCount ?? 0) }
+      + scattered.slotCount * MemoryLayout<(UInt64, Payload)>.stride
   }
 
-  private static func segment(_ key: UInt64) -> Int {
-    Int(liveTableHash(key) >> (64 - liveTableSegmentBits))
+  /// Blocks held by the hash table rather than pages.
+  var scatteredCount: Int { scattered.count }
+
+  /// The pages of a thread; `nil` for a serial too large to index (a damaged trace's).
+  private mutating func pages(_ serial: UInt32, adding: Bool) -> Unmanaged<LivePages<Payload>>? {
+    let index = Int(serial)
+    if index < threads.count, let pages = threads[index] { return pages }
+    guard adding, index < livePagesMaxThreads else { return nil }
+    if index >= threads.count {
+      owners += repeatElement(nil, count: index + 1 - owners.count)
+      threads += repeatElement(nil, count: index + 1 - threads.count)
+    }
+    let pages = LivePages<Payload>()
+    owners[index] = pages
+    threads[index] = Unmanaged.passUnretained(pages)
+    return threads[index]
+  }
+
+  /// Moves the blocks of a page that no longer pays for itself to the hash table.
+  private mutating func evict(_ serial: UInt32, _ page: UInt64) {
+    owners[Int(serial)]!.freePage(page) { counter, payload in
+      _ = scattered.insert(AllocID(threadSerial: serial, counter: counter), payload)
+    }
   }
 }
 
-private let liveTableSegmentBits = 6
-/// A run of this many consecutive allocations of a thread shares a segment and adjacent
-/// slots (``liveTableHash(_:)``).
-private let liveTableRunBits = 4
-
-/// Fibonacci hashing of the key's run (`key >> liveTableRunBits`): its top bits pick the
-/// segment, and the bits after them the run's place in it; the key's last bits are its offset
-/// in the run (``LiveTableSegment``). A thread's allocations have consecutive counters, and programs free blocks in
-/// about the order they made them, so a pass's inserts and removals come in runs of adjacent
-/// slots, a cache line for several instead of a miss each.
-@inline(__always) private func liveTableHash(_ key: UInt64) -> UInt64 {
-  (key >> liveTableRunBits) &* 0x9E37_79B9_7F4A_7C15
-}
-
-/// One segment of a ``LiveTable``: linear probing with removals that shift the following
-/// entries back, so no slot is ever a tombstone. A key and its payload share a slot, so that
-/// finding a block costs one cache miss, not two. The capacity is a whole number of runs of
-/// 2^``liveTableRunBits`` slots (the keys of one run have adjacent homes), not a power of two,
-/// so that a segment grows by a quarter and stays between 7/10 and 7/8 full: the table's
-/// memory at a peak is about 1.3 slots a block, where doubling left it anywhere up to 2.7.
-/// A class, so that the table's array of segments is never copied on write.
-final class LiveTableSegment<Payload> {
-  private struct Slot {
-    var key: UInt64
-    var payload: Payload
-  }
-
-  private static var empty: UInt64 { .max }
-  private static var run: Int { 1 << liveTableRunBits }
-  private var slots: UnsafeMutablePointer<Slot>
-  private var runs = 1
-  private var capacity: Int { runs << liveTableRunBits }
-  private var count = 0
-
-  init() { slots = Self.emptySlots(Self.run) }
-
-  deinit { slots.deallocate() }  // plain data: nothing to deinitialize
-
-  /// Slots whose keys say empty; their payloads are never read before they are written.
-  private static func emptySlots(_ capacity: Int) -> UnsafeMutablePointer<Slot> {
-    let slots = UnsafeMutablePointer<Slot>.allocate(capacity: capacity)
-    let raw = UnsafeMutableRawPointer(slots)
-    for i in 0..<capacity {
-      raw.storeBytes(of: empty, toByteOffset: i * MemoryLayout<Slot>.stride, as: UInt64.self)
-    }
-    return slots
-  }
-
-  /// Where `key` would stand with no collision: its run's place, from the hash's 32 bits after
-  /// the segment's scaled to the number of runs, then its offset in the run.
-  private func home(_ key: UInt64) -> Int {
-    let place = (liveTableHash(key) << liveTableSegmentBits) >> 32
-    let run = Int(truncatingIfNeeded: (place &* UInt64(runs)) >> 32)
-    return run << liveTableRunBits | Int(truncatingIfNeeded: key) & (Self.run - 1)
-  }
-
-  private func next(_ i: Int) -> Int { i + 1 == capacity ? 0 : i + 1 }
-
-  /// The slot of `key`, or the empty slot where it would go.
-  private func find(_ key: UInt64) -> Int {
-    var i = home(key)
-    while slots[i].key != key && slots[i].key != Self.empty { i = next(i) }
-    return i
-  }
-
-  func prefetch(_ key: UInt64) { heapline_prefetch(slots + home(key)) }
-
-  func insert(_ key: UInt64, _ payload: Payload) -> Payload? {
-    let i = find(key)
-    if slots[i].key == key {
-      defer { slots[i].payload = payload }
-      return slots[i].payload
-    }
-    slots[i] = Slot(key: key, payload: payload)
-    count += 1
-    if count * 8 > capacity * 7 { grow() }
-    return nil
-  }
-
-  func remove(_ key: UInt64) -> Payload? {
-    var hole = find(key)
-    guard slots[hole].key == key else { return nil }
-    let removed = slots[hole].payload
-    count -= 1
-    // Shift back each following entry that may sit in the hole: one whose home slot is not
-    // cyclically between the hole and where it stands.
-    let capacity = self.capacity
-    func distance(_ from: Int, _ to: Int) -> Int { to >= from ? to - from : to + capacity - from }
-    var i = hole
-    while true {
-      i = next(i)
-      let k = slots[i].key
-      if k == Self.empty { break }
-      if distance(home(k), i) >= distance(hole, i) {
-        slots[hole] = slots[i]
-        hole = i
-      }
-    }
-    slots[hole].key = Self.empty
-    return removed
-  }
-
-  /// Slots allocated, empty or not.
-  var slotCount: Int { capacity }
-
-  func forEach(_ body: (Payload) -> Void) {
-    for i in 0..<capacity where slots[i].key != Self.empty { body(slots[i].payload) }
-  }
-
-  private func grow() {
-    let old = slots
-    let oldCapacity = capacity
-    runs += max(1, runs / 4)
-    slots = Self.emptySlots(capacity)
-    for i in 0..<oldCapacity where old[i].key != Self.empty { slots[find(old[i].key)] = old[i] }
-    old.deallocate()
-  }
-}
+/// Thread serials past this go to the hash table: a damaged trace may name any serial, and a
+/// program that has made so many threads has few blocks a thread.
+private let livePagesMaxThreads = 1 << 16

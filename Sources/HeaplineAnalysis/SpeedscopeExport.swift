@@ -49,9 +49,17 @@ public enum SpeedscopeExport {
       return frames.count - 1
     }
     let unknown = SymbolizedFrame(pc: 0, function: FoldedStacks.unknownFrame)
+    // Each of the profile's frames is looked up once: stacks share most of their frames, and
+    // hashing a frame's names for every frame of every stack was most of an export's time.
+    var indexOfPlace = [Int](repeating: -1, count: profile.frames.count)
+    let shown = profile.shownFrames(style: style)
     let stacks = profile.entries.map { entry in
-      let frames = FoldedStacks.shownFrames(entry, of: profile, style: style)
-      return (frames.isEmpty ? [unknown] : frames).map(index)
+      let places = shown.of(entry)
+      guard !places.isEmpty else { return [index(of: unknown)] }
+      return places.reversed().map { place in
+        if indexOfPlace[place] < 0 { indexOfPlace[place] = index(of: profile.frames[place]) }
+        return indexOfPlace[place]
+      }
     }
     let profiles = weights.map { weight in
       // The entries this weight samples: only their indexes are kept, not their JSON.

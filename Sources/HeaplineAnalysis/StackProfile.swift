@@ -62,7 +62,26 @@ public struct StackProfile: Sendable {
 
   /// The places in ``frames`` of the frames of `entry` that `style` shows, innermost first.
   public func shownFrames(of entry: Entry, style: FrameStyle) -> [Int] {
-    let innermostFirst = Array(entry.frames.reversed())
-    return FrameTable.shown(innermostFirst, of: frames, style: style)
+    FrameTable.shown(entry.frames.reversed(), traits: { style.traits(frames[$0]) }, style: style)
+  }
+
+  /// ``shownFrames(of:style:)`` for many entries: each frame's traits are found once, not once
+  /// per stack that holds it.
+  public func shownFrames(style: FrameStyle) -> ShownFrames { ShownFrames(self, style: style) }
+
+  /// The frames that a style shows of each of a profile's entries (``shownFrames(style:)``).
+  public struct ShownFrames {
+    private let style: FrameStyle
+    private let traits: [FrameStyle.Traits]
+
+    fileprivate init(_ profile: StackProfile, style: FrameStyle) {
+      self.style = style
+      traits = profile.frames.map(style.traits)
+    }
+
+    /// The places in ``StackProfile/frames`` of the frames of `entry` shown, innermost first.
+    public func of(_ entry: Entry) -> [Int] {
+      FrameTable.shown(entry.frames.reversed(), traits: { traits[$0] }, style: style)
+    }
   }
 }

@@ -48,7 +48,7 @@ struct StatisticsAccumulator {
   }
 
   /// See ``LookaheadEvents``.
-  func prefetch(_ id: AllocID) { live.prefetch(id) }
+  mutating func prefetch(_ id: AllocID) { live.prefetch(id) }
 
   /// Lets go of the live blocks once the pass is over: the figures are in the counters, and
   /// the table, the pass's largest structure, would otherwise stay while the results are made.

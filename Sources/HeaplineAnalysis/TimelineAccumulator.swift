@@ -30,7 +30,7 @@ struct TimelineAccumulator {
   var maxTrackedBlocks: Int { live.maxCount }
 
   /// See ``LookaheadEvents``.
-  func prefetch(_ id: AllocID) { live.prefetch(id) }
+  mutating func prefetch(_ id: AllocID) { live.prefetch(id) }
 
   init(plan: TimelinePlan, interval: UInt64) {
     self.interval = interval

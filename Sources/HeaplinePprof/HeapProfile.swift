@@ -93,10 +93,11 @@ public struct HeapProfile: Sendable {
       symbolizer: symbolizer)
     let names = Dictionary(
       statistics.categories.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+    let shown = stacks.shownFrames(style: style)
     samples = stacks.entries.map { entry in
       let figures = entry.statistics
       return Sample(
-        frames: stacks.shownFrames(of: entry, style: style),
+        frames: shown.of(entry),
         category: figures.category.flatMap { names[$0] } ?? "",
         allocatedObjects: figures.allocationCount, allocatedBytes: figures.totalBytes,
         liveObjects: figures.liveBlocks, liveBytes: figures.liveBytes, run: 0)

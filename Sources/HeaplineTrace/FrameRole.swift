@@ -32,22 +32,46 @@ public enum FrameRole: String, Hashable, Sendable {
   /// start of `main` or of a thread names, and every frame below it. When every frame would be
   /// hidden, all are shown, so a stack is never empty.
   public static func roles(of frames: [SymbolizedFrame]) -> [FrameRole] {
+    roles(traits: frames.map(Traits.init))
+  }
+
+  /// What ``roles(of:)`` reads of a frame: found once for a frame that many stacks share, as
+  /// names are matched against lists and prefixes.
+  public struct Traits: Sendable {
+    var isThunk: Bool
+    var isAllocatorEntry: Bool
+    var isSwiftRuntime: Bool
+    var isProcessStart: Bool
+
+    /// The traits of `frame`.
+    public init(_ frame: SymbolizedFrame) {
+      isThunk = frame.isThunk
+      isAllocatorEntry = FrameRole.isAllocatorEntry(frame)
+      isSwiftRuntime = FrameRole.isSwiftRuntime(frame)
+      isProcessStart = FrameRole.isProcessStart(frame)
+    }
+
+    var isLeadingHidden: Bool { isAllocatorEntry || isThunk || isSwiftRuntime }
+  }
+
+  /// ``roles(of:)`` for frames given by their traits, innermost first.
+  public static func roles(traits frames: [Traits]) -> [FrameRole] {
     var roles = frames.map { $0.isThunk ? FrameRole.thunk : .user }
     var top = 0
-    while top < frames.count, isAllocatorEntry(frames[top]) || frames[top].isThunk {
+    while top < frames.count, frames[top].isAllocatorEntry || frames[top].isThunk {
       roles[top] = frames[top].isThunk ? .thunk : .allocator
       top += 1
     }
     var library = top
-    while library < frames.count, isLeadingHidden(frames[library]) {
+    while library < frames.count, frames[library].isLeadingHidden {
       if !frames[library].isThunk {
-        roles[library] = isAllocatorEntry(frames[library]) ? .allocator : .runtime
+        roles[library] = frames[library].isAllocatorEntry ? .allocator : .runtime
       }
       library += 1
     }
     // From the C library's start of main or of a thread down, whatever the frames below are
     // named (`_start` has no symbol in a stripped or rebuilt program).
-    if let start = frames[top...].firstIndex(where: isProcessStart) {
+    if let start = frames[top...].firstIndex(where: \.isProcessStart) {
       for index in start..<frames.count { roles[index] = .processStart }
     }
     if !roles.contains(.user) {

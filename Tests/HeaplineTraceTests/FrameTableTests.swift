@@ -30,7 +30,7 @@ import Testing
     #expect(unknown == [5])
     // And the frames a report shows are named by their places, without malloc, innermost first
     func shown(_ places: [Int], _ style: FrameStyle) -> [Int] {
-      FrameTable.shown(places, of: table.frames, style: style)
+      FrameTable.shown(places, traits: { style.traits(table.frames[$0]) }, style: style)
     }
     #expect(shown(first, FrameStyle()) == [1, 2, 3])
     #expect(shown(second, FrameStyle()) == [1, 2, 4])

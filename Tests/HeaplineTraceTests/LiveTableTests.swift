@@ -36,9 +36,9 @@ import Testing
     #expect(table.count == 0)
   }
 
-  @Test func aGrowingTableStaysBetweenSevenTenthsAndSevenEighthsFull() {
+  @Test func aGrowingHashTableStaysBetweenSevenTenthsAndSevenEighthsFull() {
     // Given 1,000,000 blocks allocated by 3 threads in turn, none freed, as a pass meets them
-    var table = LiveTable<(size: UInt64, stack: UInt32)>()
+    var table = LiveHashTable<(size: UInt64, stack: UInt32)>()
     for counter in 1...333_334 as ClosedRange<UInt64> {
       for thread in 1...3 as ClosedRange<UInt32> {
         guard table.count < 1_000_000 else { break }
@@ -76,6 +76,49 @@ import Testing
     #expect(table.values.sorted() == [5, 6])
     #expect(table.remove(id) == 5)
     #expect(table.count == 1)
+  }
+
+  @Test func aPageThatFallsToAQuarterFullGivesItsBlocksToTheHashTable() {
+    // Given 10 pages' worth of one thread's blocks, all in pages
+    var table = LiveTable<UInt32>()
+    for counter in 0..<2560 as Range<UInt64> {
+      #expect(table.insert(AllocID(threadSerial: 1, counter: counter), UInt32(counter)) == nil)
+    }
+    #expect(table.scatteredCount == 0)
+    // When the first 9 pages keep 1 block in 8, and the last (the newest) keeps 1 in 256
+    for counter in 0..<2560 as Range<UInt64> where counter % (counter < 2304 ? 8 : 256) != 0 {
+      #expect(table.remove(AllocID(threadSerial: 1, counter: counter)) == UInt32(counter))
+    }
+    // Then the 9 old pages' 32 blocks each went to the hash table, the newest page kept its one
+    #expect(table.count == 9 * 32 + 1)
+    #expect(table.scatteredCount == 9 * 32)
+    #expect(table.values.sorted() == (0..<2560).filter { $0 % ($0 < 2304 ? 8 : 256) == 0 }.map(UInt32.init))
+    // And every block is still found by its id
+    #expect(table.remove(AllocID(threadSerial: 1, counter: 8)) == 8)
+    #expect(table.remove(AllocID(threadSerial: 1, counter: 2304)) == 2304)
+    // And when the thread moves on to a new page, the sparse newest one goes too
+    #expect(table.insert(AllocID(threadSerial: 1, counter: 9000), 9000) == nil)
+    #expect(table.scatteredCount == 9 * 32 - 1)
+    #expect(table.count == 9 * 32)
+  }
+
+  @Test(arguments: [1, 2, 3, 4, 5, 8, 64, 256, 1000])
+  func memoryStaysInProportionToTheLiveBlocksWhicheverOnesAreKept(keepingOneIn stride: Int) {
+    // Given 1,000,000 allocations by 2 threads in turn, of which 1 in `stride` stays live
+    var table = LiveTable<Int32>()
+    var live = 0
+    for step in 0..<1_000_000 {
+      let id = AllocID(threadSerial: UInt32(step % 2 + 1), counter: UInt64(step / 2))
+      _ = table.insert(id, Int32(step % 1000))
+      if (step / 2) % stride != 0 {
+        _ = table.remove(id)
+      } else {
+        live += 1
+      }
+    }
+    // Then the table holds them all in at most 24 bytes each, besides a fixed 64 KiB
+    #expect(table.count == live)
+    #expect(table.byteCount <= 24 * live + 65536, "\(table.byteCount) B for \(live) blocks")
   }
 }
 
