@@ -199,37 +199,18 @@ public struct JSONReportRenderer: ReportRenderer {
 }
 
 extension JSONReportRenderer {
-  /// A report's frames as its stacks' JSON needs them: each return address's traits and
-  /// display names are found once, not once per stack that holds the address (a million
-  /// stacks share some thousands of addresses).
+  /// A report's frames as its stacks' JSON needs them (``ExpandedFrames``).
   struct StackFrames {
-    private let report: StatisticsReport
-    private let style: FrameStyle
-    private let known: [UInt64: (traits: [FrameRole.Traits], names: [String])]
+    private let expanded: ExpandedFrames
 
     init(_ report: StatisticsReport, style: FrameStyle) {
-      self.report = report
-      self.style = style
-      known = report.symbols.mapValues { frames in
-        (frames.map(FrameRole.Traits.init), frames.map(style.name))
-      }
+      expanded = ExpandedFrames(report.symbols, name: style.name)
     }
 
     /// The JSON of `stack`'s frames (``JSONReportRenderer/frames(_:style:)``).
     func json(of stack: StackStatistics) -> JSONValue {
-      var traits: [FrameRole.Traits] = []
-      var names: [String] = []
-      for pc in stack.frames {
-        if let found = known[pc] {
-          traits += found.traits
-          names += found.names
-        } else {
-          let frame = SymbolizedFrame(pc: pc)
-          traits.append(FrameRole.Traits(frame))
-          names.append(style.name(frame))
-        }
-      }
-      return JSONReportRenderer.frames(report.frames(of: stack), traits: traits, names: names)
+      let frames = expanded.expand(stack.frames)
+      return JSONReportRenderer.frames(frames.frames, traits: frames.traits, names: frames.names)
     }
   }
 }

@@ -21,14 +21,14 @@ extension ObjectListWriter {
       let prefixes = stacks.map { ($0, metadata.frames(of: StackID($0), limit: length)) }
       let symbols = symbolize(prefixes.map(\.1), metadata: metadata, symbolizer: symbolizer)
       for (stack, pcs) in prefixes {
-        let expanded = Self.expand(pcs, symbols)
+        let expanded = symbols.expand(pcs)
         if innermost {
-          frames[stack] = expanded.first
+          frames[stack] = expanded.frames.first
           continue
         }
-        let hidden = FrameRole.leadingHiddenCount(expanded)
-        if hidden < expanded.count || pcs.count < Self.prefixLength {
-          frames[stack] = FrameRole.firstUserFrame(expanded)
+        let hidden = FrameRole.leadingHiddenCount(traits: expanded.traits)
+        if hidden < expanded.frames.count || pcs.count < Self.prefixLength {
+          frames[stack] = expanded.firstUserFrame
         } else {
           unresolved.append(stack)
         }
@@ -36,21 +36,15 @@ extension ObjectListWriter {
       guard !unresolved.isEmpty else { return }
       let whole = unresolved.map { ($0, metadata.frames(of: StackID($0))) }
       let more = symbolize(whole.map(\.1), metadata: metadata, symbolizer: symbolizer)
-      for (stack, pcs) in whole { frames[stack] = FrameRole.firstUserFrame(Self.expand(pcs, more)) }
+      for (stack, pcs) in whole { frames[stack] = more.expand(pcs).firstUserFrame }
     }
 
     private mutating func symbolize(
       _ stacks: [[UInt64]], metadata: TraceMetadata, symbolizer: Symbolizer
-    ) -> [UInt64: [SymbolizedFrame]] {
+    ) -> ExpandedFrames {
       let pcs = Set(stacks.joined())
       symbolizedFrameCount += pcs.count
-      return symbolizer.symbolize(pcs, modules: metadata.modules)
-    }
-
-    private static func expand(_ pcs: [UInt64], _ symbols: [UInt64: [SymbolizedFrame]])
-      -> [SymbolizedFrame]
-    {
-      pcs.flatMap { symbols[$0] ?? [SymbolizedFrame(pc: $0)] }
+      return ExpandedFrames(symbolizer.symbolize(pcs, modules: metadata.modules))
     }
   }
 }

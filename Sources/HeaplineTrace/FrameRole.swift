@@ -97,6 +97,11 @@ public enum FrameRole: String, Hashable, Sendable {
     frames.prefix(while: isLeadingHidden).count
   }
 
+  /// ``leadingHiddenCount(_:)`` for frames given by their traits.
+  public static func leadingHiddenCount(traits: [Traits]) -> Int {
+    traits.prefix(while: \.isLeadingHidden).count
+  }
+
   private static func isLeadingHidden(_ frame: SymbolizedFrame) -> Bool {
     isAllocatorEntry(frame) || frame.isThunk || isSwiftRuntime(frame)
   }

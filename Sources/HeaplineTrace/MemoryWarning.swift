@@ -32,14 +32,18 @@ public struct WarningResponse: Hashable, Sendable {
   /// The ``MemoryWarning/serial`` of the warning answered.
   public var serial: UInt32
   /// The observer's name, as it registered.
-  public var observer: String
+  public var observer: String {
+    get { observerText.string }
+    set { observerText = InternedText(newValue) }
+  }
+  private var observerText: InternedText
   /// The bytes it freed.
   public var freedBytes: UInt64
 
   /// Creates a response.
   public init(serial: UInt32, observer: String, freedBytes: UInt64) {
     self.serial = serial
-    self.observer = observer
+    self.observerText = InternedText(observer)
     self.freedBytes = freedBytes
   }
 }

@@ -1,0 +1,52 @@
+import HeaplineTrace
+
+/// Each return address's frames (the function there and those inlined into it) with their
+/// roles' traits and, when asked, their display names, found once for all the stacks that hold
+/// the address. A trace's many stacks share a few thousand addresses, and matching each
+/// frame's names against the allocator's and the runtime's, stack after stack, was most of
+/// the time of the passes that write every stack.
+struct ExpandedFrames {
+  private let known: [UInt64: Expanded]
+  private let name: ((SymbolizedFrame) -> String)?
+
+  /// The frames, traits and names of one address, or of a whole stack, innermost first.
+  struct Expanded {
+    var frames: [SymbolizedFrame] = []
+    var traits: [FrameRole.Traits] = []
+    /// Empty unless names were asked for.
+    var names: [String] = []
+
+    /// The first frame a readable stack shows (``FrameRole/firstUserFrame(_:)``).
+    var firstUserFrame: SymbolizedFrame? {
+      FrameRole.roles(traits: traits).firstIndex(of: .user).map { frames[$0] }
+    }
+
+    fileprivate init() {}
+
+    fileprivate init(_ frames: [SymbolizedFrame], name: ((SymbolizedFrame) -> String)?) {
+      self.frames = frames
+      traits = frames.map(FrameRole.Traits.init)
+      names = name.map { frames.map($0) } ?? []
+    }
+
+    fileprivate mutating func append(_ other: Expanded) {
+      frames += other.frames
+      traits += other.traits
+      names += other.names
+    }
+  }
+
+  /// The frames `symbols` gives each address (an address without any stands for itself),
+  /// named by `name` when it is given.
+  init(_ symbols: [UInt64: [SymbolizedFrame]], name: ((SymbolizedFrame) -> String)? = nil) {
+    self.name = name
+    known = symbols.mapValues { Expanded($0, name: name) }
+  }
+
+  /// A stack's frames, from its return addresses, innermost first.
+  func expand(_ pcs: [UInt64]) -> Expanded {
+    var stack = Expanded()
+    for pc in pcs { stack.append(known[pc] ?? Expanded([SymbolizedFrame(pc: pc)], name: name)) }
+    return stack
+  }
+}
