@@ -71,9 +71,12 @@ extension HeaplineCommand {
         text = format == .text ? report.text(path: files[0], style: frames.style) : report.csv()
       } else {
         var notes: [String] = []
-        let profiles = try zip(["A", "B"], files).map { name, path in
-          let statistics = try Statistics(
-            reader: TraceInput.open(path), options: StackProfile.statisticsOptions)
+        let readers = try files.map(TraceInput.open)
+        let options = StackProfile.statisticsOptions
+        let (a, b) = try bothAtOnce(
+          { try Statistics(reader: readers[0], options: options) },
+          { [reader = readers[1]] in try Statistics(reader: reader, options: options) })
+        let profiles = zip(["A", "B"], [a, b]).map { name, statistics in
           if let weight = statistics.sampleWeight {
             notes.append(
               "\(name) was sampled every \(ByteCountText.grouped(weight.meanBytes)) bytes on"

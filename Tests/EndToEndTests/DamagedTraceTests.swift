@@ -77,6 +77,39 @@ import Testing
         + " \(chunk.offset)\n")
   }
 
+  @Test func aDiffOfTwoDamagedTracesNamesTheFirstOfThemAsIfTheyWereReadInTurn() throws {
+    // Given two traces whose events chunk ends in a record of an unknown tag, which opening a
+    // trace does not meet (its checksum is right): the passes do, and diff runs them at once
+    let dir = try Harness.temporaryDirectory()
+    let paths = try ["a", "b"].map { name in
+      var writer = TraceWriter()
+      var chunk = writer.makeChunk(threadSerial: 1)
+      for index in 0..<3 as Range<UInt64> {
+        chunk.alloc(at: 100 + index, size: 64, address: Address(0x1000 + index * 64))
+      }
+      chunk.appendRaw([0xEE])
+      writer.append(chunk)
+      writer.appendTrailer(
+        TraceTrailer(
+          endTime: 1_000, eventChunkCount: 1, allocCount: 3, freeCount: 0, endReason: .exited,
+          exitStatus: 0, lostEvents: 0, flags: .writtenByRecorder, recoveredChunkCount: 0))
+      let path = dir.appendingPathComponent("\(name).trace").path
+      try writer.write(to: path)
+      _ = try TraceReader(path: path)
+      return path
+    }
+    // Then diff fails with the one line of the trace named first, in either order
+    for (first, second) in [(paths[0], paths[1]), (paths[1], paths[0])] {
+      let result = try Harness.heapline(["diff", first, second])
+      #expect(result.status == 2)
+      #expect(result.stdout.isEmpty)
+      #expect(
+        result.stderr.hasPrefix("heapline: corrupt trace '\(first)': ")
+          && result.stderr.contains("unknown record tag 238")
+          && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+  }
+
   @Test func aTraceWithAChunkCutOutIsAnErrorThatSaysChunksAreMissing() throws {
     // Given a real trace with its first events chunk removed
     let (trace, reader, _) = try Self.recorded()

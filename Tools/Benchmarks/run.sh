@@ -26,8 +26,8 @@
 #               of ROWS rows, every object a malloc block (about 2 M live at the peak with
 #               150,000 rows), as issue 10 measured
 # After each workload's runs, every analysis (report, timeline, leaks, objects, diff, export)
-# runs once on the last Heapline trace, and heaptrack_print on the last heaptrack file, each
-# with its wall time, CPU and peak RSS.
+# runs on the last Heapline trace, and heaptrack_print on the last heaptrack file, taking turns
+# RUNS times; each shows its best wall time, CPU and peak RSS.
 # Each malloc is 18 to 20 frames deep. The C code is built -O2 -g -fomit-frame-pointer, as
 # Debian builds its packages: both tracers must unwind with DWARF CFI, never frame pointers.
 #
