@@ -34,16 +34,16 @@ public struct WarningResponse: Hashable, Sendable {
   /// The observer's name, as it registered.
   public var observer: String {
     get { observerText.string }
-    set { observerText = InternedText(newValue) }
+    set { observerText = EventText(newValue) }
   }
-  private var observerText: InternedText
+  private var observerText: EventText
   /// The bytes it freed.
   public var freedBytes: UInt64
 
   /// Creates a response.
   public init(serial: UInt32, observer: String, freedBytes: UInt64) {
     self.serial = serial
-    self.observerText = InternedText(observer)
+    self.observerText = EventText(observer)
     self.freedBytes = freedBytes
   }
 }

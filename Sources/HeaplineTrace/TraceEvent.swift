@@ -1,7 +1,7 @@
 /// One timed record of a trace, as ``TraceEventStream`` yields them in time order.
 ///
 /// Times are nanoseconds since the trace's start time (``TraceHeader/startMonotonicNanoseconds``).
-/// Events are plain data (their strings are interned): copying one copies bytes.
+/// Events are plain data, their strings too: copying one copies bytes.
 public enum TraceEvent: Hashable, Sendable {
   /// A block was allocated.
   case alloc(AllocationEvent)
@@ -122,9 +122,9 @@ public struct MarkEvent: Hashable, Sendable {
   /// The mark's name, or the warning's level.
   public var name: String {
     get { nameText.string }
-    set { nameText = InternedText(newValue) }
+    set { nameText = EventText(newValue) }
   }
-  private var nameText: InternedText
+  private var nameText: EventText
   /// Serial of the thread that wrote the mark (0 for the shim's own thread).
   public var threadSerial: UInt32
 
@@ -132,7 +132,7 @@ public struct MarkEvent: Hashable, Sendable {
   public init(time: UInt64, kind: Kind, name: String, threadSerial: UInt32) {
     self.time = time
     self.kind = kind
-    self.nameText = InternedText(name)
+    self.nameText = EventText(name)
     self.threadSerial = threadSerial
   }
 }
