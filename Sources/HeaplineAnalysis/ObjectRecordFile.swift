@@ -24,8 +24,7 @@ final class ObjectRecordFile {
 
   /// Records appended so far.
   private(set) var count: UInt64 = 0
-  private let descriptor: Int32
-  private let path: String
+  private let file: UnlinkedFile
   /// Records not written yet; the first is record ``bufferStart``.
   private var buffer: [UInt64] = []
   private var bufferStart: UInt64 = 0
@@ -45,21 +44,8 @@ final class ObjectRecordFile {
   }
 
   init() throws(AnalysisError) {
-    let directory = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-    var template = Array("\(directory)/heapline-objects-XXXXXX".utf8CString)
-    let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-    path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    guard fd >= 0 else {
-      throw AnalysisError.outputFailed(path: path, String(cString: strerror(errno)))
-    }
-    // Unlinked at once: the file goes away with the descriptor, whatever happens.
-    unlink(path)
-    descriptor = fd
+    file = try UnlinkedFile(named: "heapline-objects")
     buffer.reserveCapacity(Self.bufferRecords * Record.words)
-  }
-
-  deinit {
-    close(descriptor)
   }
 
   func append(_ record: Record) throws(AnalysisError) {
@@ -148,35 +134,15 @@ final class ObjectRecordFile {
   }
 
   private func writeAll(_ words: [UInt64], at offset: off_t) throws(AnalysisError) {
-    try transferAll(words.count * 8) { done in
-      words.withUnsafeBytes { bytes in
-        pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, offset + off_t(done))
-      }
-    }
+    try words.withUnsafeBytes { bytes in
+      Result { () throws(AnalysisError) in try file.write(bytes, at: offset) }
+    }.get()
   }
 
   /// Fills `words` from the file at `offset`.
   private func readAll(_ words: inout [UInt64], at offset: off_t) throws(AnalysisError) {
-    try transferAll(words.count * 8) { done in
-      words.withUnsafeMutableBytes { bytes in
-        pread(descriptor, bytes.baseAddress! + done, bytes.count - done, offset + off_t(done))
-      }
-    }
-  }
-
-  /// Calls `transfer` with the bytes moved so far (one pread or pwrite of the rest) until all
-  /// `length` have moved, again after an interrupted call.
-  private func transferAll(_ length: Int, _ transfer: (Int) -> Int) throws(AnalysisError) {
-    var done = 0
-    while done < length {
-      let result = transfer(done)
-      if result < 0 && errno == EINTR { continue }
-      guard result > 0 else { throw failure() }
-      done += result
-    }
-  }
-
-  private func failure() -> AnalysisError {
-    AnalysisError.outputFailed(path: path, String(cString: strerror(errno)))
+    try words.withUnsafeMutableBytes { bytes in
+      Result { () throws(AnalysisError) in try file.read(into: bytes, at: offset) }
+    }.get()
   }
 }
