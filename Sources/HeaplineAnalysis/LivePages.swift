@@ -4,7 +4,8 @@ import CPrefetch
 /// `p * 256` to `p * 256 + 255`, each with a bit that says it is live and its payload.
 ///
 /// Pages are found through a directory of blocks of 256 page pointers, one block for 65,536
-/// counters, freed with its last page, so only the directory's top array grows with the
+/// counters from those of the first page made (a rotated trace's file starts where the thread's
+/// count was), freed with its last page, so only the directory's top array grows with the
 /// thread's allocations, by 8 bytes every 65,536. Counters only grow, so only the newest page
 /// (the frontier) gains blocks; an older page that falls to a quarter full is handed back to
 /// the table to move its blocks to the hash table (``freePage(_:_:)``).
@@ -13,6 +14,8 @@ final class LivePages<Payload> {
   // class's properties cost more than the page lookups themselves.
   @exclusivity(unchecked) private var directory: [UnsafeMutablePointer<UnsafeMutableRawPointer?>?] = []
   @exclusivity(unchecked) private var pagesInBlock: [Int32] = []
+  /// The block of 65,536 counters that the directory's first entry stands for.
+  @exclusivity(unchecked) private var base: UInt64?
   /// The newest page: the only one that the thread's next allocations can fill.
   @exclusivity(unchecked) private var frontier: UInt64?
   @exclusivity(unchecked) private var pageCount = 0
@@ -102,7 +105,7 @@ final class LivePages<Payload> {
     guard let raw = page(index) else { return }
     Self.forEach(raw) { slot, payload in body(index << 8 | UInt64(slot), payload) }
     raw.deallocate()
-    let top = Int(index >> 8)
+    let top = Int((index >> 8) - base!)
     directory[top]![Int(index & 255)] = nil
     pageCount -= 1
     pagesInBlock[top] -= 1
@@ -127,14 +130,18 @@ final class LivePages<Payload> {
   }
 
   private func page(_ index: UInt64) -> UnsafeMutableRawPointer? {
-    let top = Int(truncatingIfNeeded: index >> 8)
+    guard let base, index >> 8 >= base else { return nil }
+    let top = Int(truncatingIfNeeded: (index >> 8) - base)
     guard top < directory.count, let block = directory[top] else { return nil }
     return block[Int(index & 255)]
   }
 
   private func makePage(_ index: UInt64) -> UnsafeMutableRawPointer? {
-    guard index >> 8 < directory.count + Self.maxDirectoryJump else { return nil }
-    let top = Int(index >> 8)
+    if base == nil { base = index >> 8 }
+    guard index >> 8 >= base!,
+      (index >> 8) - base! < UInt64(directory.count + Self.maxDirectoryJump)
+    else { return nil }
+    let top = Int((index >> 8) - base!)
     if top >= directory.count {
       directory += repeatElement(nil, count: top + 1 - directory.count)
       pagesInBlock += repeatElement(0, count: top + 1 - pagesInBlock.count)

@@ -102,6 +102,22 @@ import Testing
     #expect(table.count == 9 * 32)
   }
 
+  @Test func aThreadWhoseCountStartsPastABillionKeepsItsBlocksInPages() {
+    // Given a rotated trace's file, where a thread's counters go on from 2^31
+    var table = LiveTable<UInt32>()
+    for counter in 0..<100_000 as Range<UInt64> {
+      #expect(table.insert(AllocID(threadSerial: 3, counter: (1 << 31) + counter), 7) == nil)
+    }
+    // Then its blocks are in pages, as they would be from 0, in 4 bytes and a bit each
+    #expect(table.scatteredCount == 0)
+    #expect(table.byteCount <= 5 * 100_000 + 65536, "\(table.byteCount) B")
+    // And a block carried over from before the first page still has a place, in the hash table
+    #expect(table.insert(AllocID(threadSerial: 3, counter: 5), 8) == nil)
+    #expect(table.scatteredCount == 1)
+    #expect(table.remove(AllocID(threadSerial: 3, counter: 5)) == 8)
+    #expect(table.remove(AllocID(threadSerial: 3, counter: (1 << 31) + 99_999)) == 7)
+  }
+
   @Test(arguments: [1, 2, 3, 4, 5, 8, 64, 256, 1000])
   func memoryStaysInProportionToTheLiveBlocksWhicheverOnesAreKept(keepingOneIn stride: Int) {
     // Given 1,000,000 allocations by 2 threads in turn, of which 1 in `stride` stays live
