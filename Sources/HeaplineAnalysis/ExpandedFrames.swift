@@ -18,7 +18,7 @@ struct ExpandedFrames {
 
     /// The first frame a readable stack shows (``FrameRole/firstUserFrame(_:)``).
     var firstUserFrame: SymbolizedFrame? {
-      FrameRole.roles(traits: traits).firstIndex(of: .user).map { frames[$0] }
+      FrameRole.firstUserIndex(traits: traits).map { frames[$0] }
     }
 
     fileprivate init() {}

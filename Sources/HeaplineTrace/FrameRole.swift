@@ -88,22 +88,23 @@ public enum FrameRole: String, Hashable, Sendable {
 
   /// The first frame a readable stack shows, or `nil` for an empty stack.
   public static func firstUserFrame(_ frames: [SymbolizedFrame]) -> SymbolizedFrame? {
-    zip(frames, roles(of: frames)).first { $0.1 == .user }?.0
+    firstUserIndex(traits: frames.map(Traits.init)).map { frames[$0] }
+  }
+
+  /// The index of ``firstUserFrame(_:)`` in frames given by their traits.
+  public static func firstUserIndex(traits: [Traits]) -> Int? {
+    roles(traits: traits).firstIndex(of: .user)
   }
 
   /// How many frames at the top of `frames` are allocator entries, Swift runtime frames or
   /// thunks: the index of the first user frame when it is less than `frames.count`.
   public static func leadingHiddenCount(_ frames: [SymbolizedFrame]) -> Int {
-    frames.prefix(while: isLeadingHidden).count
+    leadingHiddenCount(traits: frames.map(Traits.init))
   }
 
   /// ``leadingHiddenCount(_:)`` for frames given by their traits.
   public static func leadingHiddenCount(traits: [Traits]) -> Int {
     traits.prefix(while: \.isLeadingHidden).count
-  }
-
-  private static func isLeadingHidden(_ frame: SymbolizedFrame) -> Bool {
-    isAllocatorEntry(frame) || frame.isThunk || isSwiftRuntime(frame)
   }
 
   /// The Swift runtime and standard library: libswiftCore.so, libswift_Concurrency.so…, and
