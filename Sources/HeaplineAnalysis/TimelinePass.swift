@@ -16,8 +16,8 @@ struct TimelinePass {
   struct Peak {
     /// The step it falls in, which is also the stored row's index.
     var step: Int
-    /// Its row, up to and including that allocation, without categories.
-    var row: TimelineRowStore.Row
+    /// Its row, up to and including that allocation, without columns.
+    var row: TimelineRow
   }
 
   private let interval: UInt64
@@ -32,7 +32,7 @@ struct TimelinePass {
   /// Backing stores live now, by their reporter's id.
   private var stores: [UInt64: (bytes: UInt64, slot: Int)] = [:]
   private var step: UInt64 = 0
-  private var row = TimelineRowStore.Row()
+  private var row: TimelineRow
   private(set) var rows = TimelineRowStore()
   private(set) var peak: Peak?
   private(set) var peakLiveBytes: UInt64 = 0
@@ -45,7 +45,7 @@ struct TimelinePass {
     self.interval = interval
     // Step k's row is row k + 1 of k + 2 with the peak's.
     lastAllowedStep = maximumRowCount - 2
-    row.endTime = interval
+    row = TimelineRow(endTime: interval)
   }
 
   /// See ``LookaheadEvents``.
@@ -120,8 +120,7 @@ struct TimelinePass {
   private mutating func notePeak(at time: UInt64) {
     var peakRow = row
     peakRow.endTime = time
-    peakRow.categories = []
-    peakRow.backingStores = []
+    peakRow.isPeak = true
     peak = Peak(step: Int(step), row: peakRow)
     categories.notePeak()
     backing.notePeak()
@@ -140,9 +139,9 @@ struct TimelinePass {
   }
 
   private mutating func store() throws(AnalysisError) {
-    row.categories = categories.takeChanged()
-    row.backingStores = backing.takeChanged()
-    try rows.append(row)
+    try rows.append(
+      TimelineRowStore.Row(
+        row: row, categories: categories.takeChanged(), backingStores: backing.takeChanged()))
   }
 }
 
@@ -155,13 +154,11 @@ struct TimelineSlots {
   /// Each category's highest live bytes, and the bytes allocated in it.
   private(set) var highest: [UInt64] = []
   private(set) var total: [UInt64] = []
-  private var changedInRow: [Bool] = []
-  private var changed: [Int] = []
+  private var changedInRow = ChangedSlots()
   /// Each slot's bytes at the last peak (``notePeak()``). Those changed since are brought
   /// up to date at the next one, so a peak costs the slots changed since the one before.
   private(set) var bytesAtLastPeak: [UInt64] = []
-  private var changedSincePeakFlags: [Bool] = []
-  private var changedSincePeak: [Int] = []
+  private var changedSincePeak = ChangedSlots()
 
   /// The categories by slot.
   var ids: [CategoryID] { slots.ids }
@@ -169,9 +166,12 @@ struct TimelineSlots {
   mutating func slot(of id: CategoryID) -> Int {
     let slot = slots.slot(adding: id)
     if slot == bytes.count {
-      for array in [\Self.bytes, \.highest, \.total, \.bytesAtLastPeak] { self[keyPath: array].append(0) }
-      changedInRow.append(false)
-      changedSincePeakFlags.append(false)
+      bytes.append(0)
+      highest.append(0)
+      total.append(0)
+      bytesAtLastPeak.append(0)
+      changedInRow.addSlot()
+      changedSincePeak.addSlot()
     }
     return slot
   }
@@ -180,40 +180,44 @@ struct TimelineSlots {
     bytes[slot] &+= size
     total[slot] &+= size
     highest[slot] = max(highest[slot], bytes[slot])
-    touch(slot)
+    changedInRow.mark(slot)
+    changedSincePeak.mark(slot)
   }
 
   mutating func subtract(_ size: UInt64, from slot: Int) {
     bytes[slot] &-= size
-    touch(slot)
+    changedInRow.mark(slot)
+    changedSincePeak.mark(slot)
   }
 
   /// The slots changed since the last call, with their bytes now.
   mutating func takeChanged() -> [(slot: Int, bytes: UInt64)] {
-    defer {
-      for slot in changed { changedInRow[slot] = false }
-      changed.removeAll(keepingCapacity: true)
-    }
-    return changed.map { ($0, bytes[$0]) }
+    defer { changedInRow.clear() }
+    return changedInRow.slots.map { ($0, bytes[$0]) }
   }
 
   /// Keeps every slot's bytes now as those of the last peak.
   mutating func notePeak() {
-    for slot in changedSincePeak {
-      bytesAtLastPeak[slot] = bytes[slot]
-      changedSincePeakFlags[slot] = false
-    }
-    changedSincePeak.removeAll(keepingCapacity: true)
+    for slot in changedSincePeak.slots { bytesAtLastPeak[slot] = bytes[slot] }
+    changedSincePeak.clear()
+  }
+}
+
+/// The slots changed since the last ``clear()``, each once, in the order first changed.
+private struct ChangedSlots {
+  private var isChanged: [Bool] = []
+  private(set) var slots: [Int] = []
+
+  mutating func addSlot() { isChanged.append(false) }
+
+  mutating func mark(_ slot: Int) {
+    guard !isChanged[slot] else { return }
+    isChanged[slot] = true
+    slots.append(slot)
   }
 
-  private mutating func touch(_ slot: Int) {
-    if !changedInRow[slot] {
-      changedInRow[slot] = true
-      changed.append(slot)
-    }
-    if !changedSincePeakFlags[slot] {
-      changedSincePeakFlags[slot] = true
-      changedSincePeak.append(slot)
-    }
+  mutating func clear() {
+    for slot in slots { isChanged[slot] = false }
+    slots.removeAll(keepingCapacity: true)
   }
 }

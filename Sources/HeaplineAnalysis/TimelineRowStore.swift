@@ -6,33 +6,25 @@ import HeaplineTrace
 /// before, and its marks, as varints. They wait in memory up to 4 MiB, and past that in an
 /// unlinked file (``UnlinkedFile``), so a timeline of any length holds the same memory.
 struct TimelineRowStore {
-  /// A row as stored: what ``TimelineRow`` holds, with categories by the pass's slots.
+  /// A row as stored: its totals and marks as ``TimelineRow`` holds them, without columns,
+  /// and the categories whose live bytes changed in it, by the pass's slots, with their bytes
+  /// at its end.
   struct Row {
-    var endTime: UInt64 = 0
-    var liveBytes: UInt64 = 0
-    var liveBlocks: UInt64 = 0
-    var allocationCount: UInt64 = 0
-    var freeCount: UInt64 = 0
-    var peakLiveBytes: UInt64 = 0
-    var backingStoreBytes: UInt64 = 0
-    var rssBytes: UInt64?
-    /// Categories whose live bytes changed in the row, by slot, with their bytes at its end.
-    var categories: [(slot: Int, bytes: UInt64)] = []
+    var row: TimelineRow
+    var categories: [(slot: Int, bytes: UInt64)]
     /// Backing-store categories likewise.
-    var backingStores: [(slot: Int, bytes: UInt64)] = []
-    var marks: [String] = []
+    var backingStores: [(slot: Int, bytes: UInt64)]
   }
 
   private var buffer = ByteWriter()
   private var file: UnlinkedFile?
   private var fileLength: off_t = 0
   private static let bufferBytes = 4 << 20
-  /// Rows stored so far.
-  private(set) var count = 0
   /// Bytes of rows that went to the file.
   var bytesOnDisk: Int { Int(fileLength) }
 
-  mutating func append(_ row: Row) throws(AnalysisError) {
+  mutating func append(_ stored: Row) throws(AnalysisError) {
+    let row = stored.row
     for value in [
       row.endTime, row.liveBytes, row.liveBlocks, row.allocationCount, row.freeCount,
       row.peakLiveBytes, row.backingStoreBytes, row.rssBytes == nil ? 0 : 1,
@@ -40,7 +32,7 @@ struct TimelineRowStore {
       buffer.appendVarint(value)
     }
     if let rss = row.rssBytes { buffer.appendVarint(rss) }
-    for pairs in [row.categories, row.backingStores] {
+    for pairs in [stored.categories, stored.backingStores] {
       buffer.appendVarint(UInt64(pairs.count))
       for (slot, bytes) in pairs {
         buffer.appendVarint(UInt64(slot))
@@ -49,7 +41,6 @@ struct TimelineRowStore {
     }
     buffer.appendVarint(UInt64(row.marks.count))
     for mark in row.marks { buffer.appendLengthPrefixed(Array(mark.utf8)) }
-    count += 1
     if buffer.bytes.count >= Self.bufferBytes { try spill() }
   }
 
@@ -105,11 +96,12 @@ struct TimelineRowStore {
           String(decoding: try cursor.readLengthPrefixedBytes(), as: UTF8.self)
         }
         position = cursor.position
-        return Row(
-          endTime: fields[0], liveBytes: fields[1], liveBlocks: fields[2],
-          allocationCount: fields[3], freeCount: fields[4], peakLiveBytes: fields[5],
-          backingStoreBytes: fields[6], rssBytes: rss, categories: categories,
-          backingStores: backingStores, marks: marks)
+        var row = TimelineRow(endTime: fields[0])
+        (row.liveBytes, row.liveBlocks, row.allocationCount) = (fields[1], fields[2], fields[3])
+        (row.freeCount, row.peakLiveBytes, row.backingStoreBytes) = (fields[4], fields[5], fields[6])
+        row.rssBytes = rss
+        row.marks = marks
+        return Row(row: row, categories: categories, backingStores: backingStores)
       } catch {
         precondition(!final || position == bytes.count, "a timeline row was stored whole")
         return nil

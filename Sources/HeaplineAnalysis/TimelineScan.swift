@@ -61,16 +61,8 @@ public final class TimelineScan {
     }
     var pass = TimelinePass(interval: options.interval, maximumRowCount: Self.maximumRowCount)
     var events = LookaheadEvents(reader.events())
-    do {
-      while let event = try events.next(prefetching: { pass.prefetch($0) }) {
-        try pass.apply(event)
-      }
-    } catch let error as TraceError {
-      throw .trace(error)
-    } catch let error as AnalysisError {
-      throw error
-    } catch {
-      preconditionFailure("a timeline pass throws trace and analysis errors only: \(error)")
+    while let event = try events.nextEvent(prefetching: { pass.prefetch($0) }) {
+      try pass.apply(event)
     }
     endTime = max(knownEnd, pass.lastTime)
     try pass.finish(endTime: endTime)
@@ -138,7 +130,9 @@ public final class TimelineScan {
       Self.apply(stored.categories, to: &slotBytes, &columns, columnOf: columnOfSlot)
       Self.apply(
         stored.backingStores, to: &backingSlotBytes, &backingColumns, columnOf: backingColumnOfSlot)
-      var row = Self.row(stored, columns: columns, backingColumns: backingColumns)
+      var row = stored.row
+      row.categoryLiveBytes = columns
+      row.categoryBackingStoreBytes = backingColumns
       if let peak = pass.peak, peak.step == index {
         rowsEmitted += 1
         try body(peakRow(peak))
@@ -172,23 +166,6 @@ public final class TimelineScan {
     }
   }
 
-  private static func row(
-    _ stored: TimelineRowStore.Row, columns: [UInt64], backingColumns: [UInt64]
-  ) -> TimelineRow {
-    var row = TimelineRow(endTime: stored.endTime)
-    row.liveBytes = stored.liveBytes
-    row.liveBlocks = stored.liveBlocks
-    row.allocationCount = stored.allocationCount
-    row.freeCount = stored.freeCount
-    row.peakLiveBytes = stored.peakLiveBytes
-    row.backingStoreBytes = stored.backingStoreBytes
-    row.rssBytes = stored.rssBytes
-    row.categoryLiveBytes = columns
-    row.categoryBackingStoreBytes = backingColumns
-    row.marks = stored.marks
-    return row
-  }
-
   /// The row at the peak, its columns from each slot's bytes then.
   private func peakRow(_ peak: TimelinePass.Peak) -> TimelineRow {
     var columns = [UInt64](repeating: 0, count: categoryColumns.count)
@@ -199,8 +176,9 @@ public final class TimelineScan {
     let backingAtPeak = pass.backing.bytesAtLastPeak.enumerated().map { ($0.offset, $0.element) }
     Self.apply(atPeak, to: &slots, &columns, columnOf: columnOfSlot)
     Self.apply(backingAtPeak, to: &backingSlots, &backingColumns, columnOf: backingColumnOfSlot)
-    var row = Self.row(peak.row, columns: columns, backingColumns: backingColumns)
-    row.isPeak = true
+    var row = peak.row
+    row.categoryLiveBytes = columns
+    row.categoryBackingStoreBytes = backingColumns
     return row
   }
 }
