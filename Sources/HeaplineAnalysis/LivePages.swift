@@ -61,17 +61,15 @@ final class LivePages<Payload> {
     }
     let raw = page!
     let slot = Int(counter & 255)
-    let word = raw.advanced(by: 8 + (slot >> 6) * 8).assumingMemoryBound(to: UInt64.self)
-    let bit: UInt64 = 1 << (slot & 63)
-    let payloads = raw.advanced(by: Self.payloadOffset).assumingMemoryBound(to: Payload.self)
+    let (word, bit) = Self.liveBit(raw, slot)
     var previous: Payload?
     if word.pointee & bit != 0 {
-      previous = payloads[slot]
+      previous = Self.payloads(raw)[slot]
     } else {
       word.pointee |= bit
       raw.assumingMemoryBound(to: Int.self).pointee += 1
     }
-    payloads[slot] = payload
+    Self.payloads(raw)[slot] = payload
     return Insertion(paged: true, previous: previous, passedPage: passed)
   }
 
@@ -81,12 +79,11 @@ final class LivePages<Payload> {
     let index = counter >> 8
     guard let raw = page(index) else { return (nil, nil) }
     let slot = Int(counter & 255)
-    let word = raw.advanced(by: 8 + (slot >> 6) * 8).assumingMemoryBound(to: UInt64.self)
-    let bit: UInt64 = 1 << (slot & 63)
+    let (word, bit) = Self.liveBit(raw, slot)
     guard word.pointee & bit != 0 else { return (nil, nil) }
     word.pointee &= ~bit
     raw.assumingMemoryBound(to: Int.self).pointee -= 1
-    let payload = raw.advanced(by: Self.payloadOffset).assumingMemoryBound(to: Payload.self)[slot]
+    let payload = Self.payloads(raw)[slot]
     let sparse = index != frontier && Self.isSparse(raw)
     return (payload, sparse ? index : nil)
   }
@@ -95,8 +92,7 @@ final class LivePages<Payload> {
   func prefetch(_ counter: UInt64) -> Bool {
     guard let raw = page(counter >> 8) else { return false }
     heapline_prefetch(raw)
-    let slot = Int(counter & 255)
-    heapline_prefetch(raw.advanced(by: Self.payloadOffset + slot * MemoryLayout<Payload>.stride))
+    heapline_prefetch(Self.payloads(raw) + Int(counter & 255))
     return true
   }
 
@@ -165,14 +161,24 @@ final class LivePages<Payload> {
   }
 
   private static func forEach(_ raw: UnsafeMutableRawPointer, _ body: (Int, Payload) -> Void) {
-    let payloads = raw.advanced(by: payloadOffset).assumingMemoryBound(to: Payload.self)
-    for w in 0..<4 {
-      var bits = raw.load(fromByteOffset: 8 + w * 8, as: UInt64.self)
+    for word in stride(from: 0, to: pageSize, by: 64) {
+      var bits = liveBit(raw, word).word.pointee
       while bits != 0 {
-        let slot = w * 64 + bits.trailingZeroBitCount
-        body(slot, payloads[slot])
+        let slot = word + bits.trailingZeroBitCount
+        body(slot, payloads(raw)[slot])
         bits &= bits - 1
       }
     }
+  }
+
+  /// The word of the page's header that holds `slot`'s live bit, and the bit.
+  private static func liveBit(_ raw: UnsafeMutableRawPointer, _ slot: Int)
+    -> (word: UnsafeMutablePointer<UInt64>, bit: UInt64)
+  {
+    (raw.advanced(by: 8 + (slot >> 6) * 8).assumingMemoryBound(to: UInt64.self), 1 << (slot & 63))
+  }
+
+  private static func payloads(_ raw: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Payload> {
+    raw.advanced(by: payloadOffset).assumingMemoryBound(to: Payload.self)
   }
 }
