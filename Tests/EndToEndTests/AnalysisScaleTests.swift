@@ -31,6 +31,16 @@ struct AnalysisScaleTests {
     return totals
   }
 
+  /// Checks a JSON report's totals against those of a synthetic churn of `allocations`: all
+  /// freed but the 64 blocks of 48 bytes live at the end, which were also the peak.
+  static func expectChurnTotals(_ json: String, allocations: Int) throws {
+    let totals = try Self.totals(json)
+    #expect(totals["allocations"] as? Int == allocations)
+    #expect(totals["frees"] as? Int == allocations - SyntheticChurnTrace.liveBlocks)
+    #expect(totals["peak_live_bytes"] as? Int == 64 * 48)
+    #expect(totals["live_bytes"] as? Int == 64 * 48)
+  }
+
   @Test("report's peak RSS is the same for 1 M and 4 M allocations, and its counts are exact")
   func reportMemoryDoesNotGrowWithTheEventCount() throws {
     // Given two traces of the same churn, 64 blocks live at most, one four times as long
@@ -45,11 +55,7 @@ struct AnalysisScaleTests {
         "report", path, "--format", "json", "--top", "1000000", "--no-symbolize",
       ])
       // Then the totals are exactly those written
-      let totals = try Self.totals(run.stdout)
-      #expect(totals["allocations"] as? Int == allocations)
-      #expect(totals["frees"] as? Int == allocations - SyntheticChurnTrace.liveBlocks)
-      #expect(totals["peak_live_bytes"] as? Int == 64 * 48)
-      #expect(totals["live_bytes"] as? Int == 64 * 48)
+      try Self.expectChurnTotals(run.stdout, allocations: allocations)
       peaks.append(run.kib)
     }
     // And the longer trace took no more memory than the shorter, give or take 4 MiB of
@@ -71,11 +77,7 @@ struct AnalysisScaleTests {
       let run = try Self.peakResidentKiB(["report", path, "--format", "json", "--no-symbolize"])
       // Then the totals are exactly those written
       let allocations = (repeats + 1) * SyntheticChurnTrace.repeatedAllocations
-      let totals = try Self.totals(run.stdout)
-      #expect(totals["allocations"] as? Int == allocations)
-      #expect(totals["frees"] as? Int == allocations - SyntheticChurnTrace.liveBlocks)
-      #expect(totals["peak_live_bytes"] as? Int == 64 * 48)
-      #expect(totals["live_bytes"] as? Int == 64 * 48)
+      try Self.expectChurnTotals(run.stdout, allocations: allocations)
       peaks.append(run.kib)
     }
     // And a hundred times the events took no more memory, give or take 8 MiB: the reading
