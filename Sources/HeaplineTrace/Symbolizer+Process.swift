@@ -37,13 +37,17 @@ extension Symbolizer {
     process.standardOutput = stdout
     // Its complaints about missing files are expected (modules deleted since the trace).
     process.standardError = FileHandle.nullDevice
+    // Told at once, where waitUntilExit polls its run loop every 50 ms: a recording's end
+    // waited that much longer for every symbolizer run.
+    let exited = DispatchSemaphore(value: 0)
+    process.terminationHandler = { _ in exited.signal() }
     do {
       try process.run()
     } catch {
       return nil
     }
     let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    exited.wait()
     return output
   }
 
