@@ -138,6 +138,32 @@ import Testing
     }
   }
 
+  @Test func aThreadRecordingAloneThenBesideAnotherThenAfterAForkLosesAndDoublesNothing() throws {
+    // Given a main thread that records alone (no locks: the solo path) for 1.2 s, while leak
+    // scans stop it every 20 ms and the shim flushes its buffer, then beside a second thread,
+    // then after a fork whose child allocates
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("solo", in: dir)
+    let trace = dir.appendingPathComponent("solo.trace")
+    let result = try Harness.heapline(
+      ["record", "--leaks-every", "0.02", "-o", trace.path, "--", program])
+    #expect(result.status == 0)
+    let rounds = try #require(Int(result.stdout.split(separator: " ").first ?? ""))
+    #expect(rounds > 0)
+    // Then every phase's blocks are there exactly: one in a hundred kept, the rest freed
+    let stats = try statistics(trace)
+    #expect(stats.trace.isComplete)
+    for (size, made) in [(48, rounds * 1_000), (80, 100_000), (112, 100_000), (144, 50_000)] {
+      let category = try #require(stats.category(named: "Malloc \(size) Bytes"), "\(size) B")
+      #expect(category.persistentCount == UInt64(made / 100), "\(size) B")
+      #expect(category.persistentBytes == UInt64(made / 100 * size), "\(size) B")
+      #expect(category.transientCount == UInt64(made - made / 100), "\(size) B")
+    }
+    // And the child's blocks are not
+    #expect(stats.category(named: "Malloc 3.00 KiB") == nil)
+    #expect(stats.trace.lostEvents.total == 0)
+  }
+
   @Test func aForkedChildNeitherRecordsNorCorruptsTheParentsTrace() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("forker", in: dir)
