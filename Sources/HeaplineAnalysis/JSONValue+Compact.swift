@@ -35,6 +35,13 @@ extension JSONValue {
       try Self.appendCompactElements(elements.count, to: &text, &output) { elements[$0] }
     case .lazyArray(let count, let element):
       try Self.appendCompactElements(count, to: &text, &output, element)
+    case .integers(let values):
+      text.append(byte: 0x5B)
+      for (index, value) in values.enumerated() {
+        if index > 0 { text.append(byte: 0x2C) }
+        text.append(decimal: value)
+      }
+      text.append(byte: 0x5D)
     default:
       appendScalar(to: &text)
     }

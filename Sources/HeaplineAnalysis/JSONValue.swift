@@ -14,6 +14,9 @@ enum JSONValue {
   /// An array whose elements are made one at a time as they are written, so that a long list
   /// (a report's top stacks with `--top 1000000`) never exists whole in memory.
   case lazyArray(count: Int, element: (Int) -> JSONValue)
+  /// An array of integers, written without a value made per element: a speedscope sample is
+  /// a stack's frame indexes, millions of them in all.
+  case integers([Int])
 
   /// A string, or `null` for `nil`.
   static func string(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
@@ -65,6 +68,10 @@ enum JSONValue {
       }
     case .lazyArray(let count, let element) where count > 0:
       try Self.appendElements(count, to: &text, indent: indent, &output, element)
+    case .integers(let values) where !values.isEmpty:
+      try Self.appendElements(values.count, to: &text, indent: indent, &output) {
+        .signed(values[$0])
+      }
     default: appendScalar(to: &text)
     }
     try text.flush(to: &output)
@@ -75,7 +82,7 @@ enum JSONValue {
   func appendScalar(to text: inout TextBytes) {
     switch self {
     case .object: text.append("{}")
-    case .array, .lazyArray: text.append("[]")
+    case .array, .lazyArray, .integers: text.append("[]")
     case .string(let string): Self.appendQuoted(string, to: &text)
     case .unsigned(let number): text.append(decimal: number)
     case .signed(let number): text.append(decimal: number)

@@ -76,7 +76,7 @@ public enum SpeedscopeExport {
         ("startValue", .unsigned(0)), ("endValue", .unsigned(total)),
         (
           "samples",
-          .lazyArray(count: sampled.count) { .array(stacks[sampled[$0]].map { .signed($0) }) }
+          .lazyArray(count: sampled.count) { .integers(stacks[sampled[$0]]) }
         ),
         (
           "weights",
