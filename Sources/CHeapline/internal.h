@@ -151,36 +151,8 @@ struct hl_thread {
   uint32_t epoch;  // the recording `buf` belongs to
   struct hl_counts counts;
   int exiting;  // its exit destructor has run: no buffer may point at `counts` any more
-  int solo;     // the solo thread (solo.c)
-  int fast;     // inside an event that runs solo: no buffer state, no shard locks
-  int pausing;  // holds the solo path paused (solo.c)
 };
 extern __thread struct hl_thread hl_tls __attribute__((tls_model("initial-exec")));
-
-// solo.c: while one thread alone records, its events take no locks.
-extern _Atomic uint32_t hl_solo_blocked;
-extern _Atomic int hl_solo_busy;
-void hl_solo_init(void);
-void hl_solo_claim(void);
-void hl_solo_end(void);
-int hl_solo_pause(unsigned patience);
-void hl_solo_resume(void);
-void hl_solo_before_locking(void);
-void hl_solo_after_fork_child(void);
-
-// The solo thread's event begins: busy first, then the block is read, with only a compiler
-// barrier between (membarrier in the blocker makes up the rest). 0: take the locked path.
-static inline int hl_solo_begin(void) {
-  atomic_store_explicit(&hl_solo_busy, 1, memory_order_relaxed);
-  __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  if (__builtin_expect(!atomic_load_explicit(&hl_solo_blocked, memory_order_acquire), 1)) return 1;
-  atomic_store_explicit(&hl_solo_busy, 0, memory_order_release);
-  return 0;
-}
-
-static inline void hl_solo_finish(void) {
-  atomic_store_explicit(&hl_solo_busy, 0, memory_order_release);
-}
 
 // Around every entry into the shim from a program's thread that may record. The order matters:
 // with the guard up, `in_event` is always up too, so no handler's call is let through unseen.

@@ -170,17 +170,6 @@ static int store(struct hl_shard *s, const struct hl_block *blk) {
 
 void hl_live_init(void) {}
 
-// A shard's lock, which an event that runs solo does without (solo.c).
-HL_HOOK static inline void lock_shard(struct hl_shard *s) {
-  if (HL_LIKELY(hl_tls.fast)) return;
-  hl_solo_before_locking();
-  hl_spin_lock(&s->lock);
-}
-
-HL_HOOK static inline void unlock_shard(struct hl_shard *s) {
-  if (!hl_tls.fast) hl_spin_unlock(&s->lock);
-}
-
 // Starts loading the slot where `addr` will be inserted or found, without the lock, so that
 // its cache miss (the table is as large as the live set, and homes are random) overlaps the
 // work before the insert: unwinding the stack. Small shards stay in the cache and need none.
@@ -217,9 +206,9 @@ static int insert_compact(struct hl_shard *s, const struct hl_block *blk, struct
 HL_HOOK void hl_live_insert(const struct hl_block *blk, struct hl_block *evicted, int *had) {
   struct hl_shard *s = shard_of(blk->addr);
   *had = 0;
-  lock_shard(s);
+  hl_spin_lock(&s->lock);
   if (insert_compact(s, blk, evicted, had)) {
-    unlock_shard(s);
+    hl_spin_unlock(&s->lock);
     return;
   }
   uint32_t j;
@@ -230,32 +219,32 @@ HL_HOOK void hl_live_insert(const struct hl_block *blk, struct hl_block *evicted
     erase(&s->table[big], big, j);
   }
   if (!store(s, blk)) hl_lost(HL_LOST_MEMORY);  // no room to grow: this block's free goes unseen
-  unlock_shard(s);
+  hl_spin_unlock(&s->lock);
 }
 
 HL_HOOK int hl_live_remove(uint64_t addr, struct hl_block *out) {
   struct hl_shard *s = shard_of(addr);
-  lock_shard(s);
+  hl_spin_lock(&s->lock);
   uint32_t j;
   int big = locate(s, addr, &j);
   if (big >= 0) {
     unpack(&s->table[big], big, j, out);
     erase(&s->table[big], big, j);
   }
-  unlock_shard(s);
+  hl_spin_unlock(&s->lock);
   return big >= 0;
 }
 
 HL_HOOK int hl_live_peek(uint64_t addr, uint32_t serial, uint64_t counter, uint64_t words[2]) {
   struct hl_shard *s = shard_of(addr);
-  lock_shard(s);
+  hl_spin_lock(&s->lock);
   uint32_t j;
   struct hl_block blk;
   int big = locate(s, addr, &j);
   if (big >= 0) unpack(&s->table[big], big, j, &blk);
   int ok = big >= 0 && blk.serial == serial && blk.counter == counter;
   if (ok) memcpy(words, (const void *)(uintptr_t)addr, 2 * sizeof *words);
-  unlock_shard(s);
+  hl_spin_unlock(&s->lock);
   return ok;
 }
 
@@ -264,7 +253,7 @@ HL_HOOK int hl_live_peek(uint64_t addr, uint32_t serial, uint64_t counter, uint6
 HL_HOOK int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category,
                                  uint32_t info) {
   struct hl_shard *s = shard_of(addr);
-  lock_shard(s);
+  hl_spin_lock(&s->lock);
   uint32_t j;
   struct hl_block blk;
   int big = locate(s, addr, &j);
@@ -279,7 +268,7 @@ HL_HOOK int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t categ
     blk.info = info;
     if (!store(s, &blk)) hl_lost(HL_LOST_MEMORY);
   }
-  unlock_shard(s);
+  hl_spin_unlock(&s->lock);
   return ok;
 }
 
@@ -313,19 +302,16 @@ static void add_if_category(const struct hl_block *blk, uint32_t ref, void *cont
 
 uint64_t hl_live_bytes_in(uint32_t category, uint64_t *blocks) {
   struct hl_sums sums = {.category = category};
-  hl_solo_pause(0);
   for (int i = 0; i < HL_SHARDS; i++) {
     hl_spin_lock(&hl_shards[i].lock);
     each_in(i, add_if_category, &sums);
     hl_spin_unlock(&hl_shards[i].lock);
   }
-  hl_solo_resume();
   if (blocks) *blocks = sums.blocks;
   return sums.bytes;
 }
 
 void hl_live_clear(void) {
-  hl_solo_pause(0);
   for (int i = 0; i < HL_SHARDS; i++) {
     struct hl_shard *s = &hl_shards[i];
     hl_spin_lock(&s->lock);
@@ -336,7 +322,6 @@ void hl_live_clear(void) {
     }
     hl_spin_unlock(&s->lock);
   }
-  hl_solo_resume();
   hl_infos_reset();
 }
 
@@ -357,14 +342,12 @@ uint64_t hl_live_usable_bytes(uint64_t (*usable)(uint64_t addr, uint64_t size, v
                               uint64_t (*settle)(void *context), void *context,
                               uint64_t *requested, uint64_t *blocks) {
   struct hl_sums sums = {.usable = usable, .context = context};
-  hl_solo_pause(0);
   for (int i = 0; i < HL_SHARDS; i++) {
     hl_spin_lock(&hl_shards[i].lock);
     each_in(i, add_usable, &sums);
     sums.bytes += settle(context);
     hl_spin_unlock(&hl_shards[i].lock);
   }
-  hl_solo_resume();
   *requested = sums.asked;
   *blocks = sums.blocks;
   return sums.bytes;
@@ -374,7 +357,6 @@ uint64_t hl_live_usable_bytes(uint64_t (*usable)(uint64_t addr, uint64_t size, v
 // block, all in, is bytes / blocks.
 void hl_live_memory(uint64_t *bytes, uint64_t *blocks) {
   uint64_t mapped = 0, held = 0;
-  hl_solo_pause(0);
   for (int i = 0; i < HL_SHARDS; i++) {
     struct hl_shard *s = &hl_shards[i];
     hl_spin_lock(&s->lock);
@@ -384,7 +366,6 @@ void hl_live_memory(uint64_t *bytes, uint64_t *blocks) {
     }
     hl_spin_unlock(&s->lock);
   }
-  hl_solo_resume();
   *bytes = mapped + hl_infos_memory();
   *blocks = held;
 }
@@ -392,13 +373,11 @@ void hl_live_memory(uint64_t *bytes, uint64_t *blocks) {
 // For the leak scan (leakctl.c): while it holds every shard's lock no block is added or removed,
 // so it can stop the world without waiting for a stopped thread's lock.
 void hl_live_lock_all(void) {
-  hl_solo_pause(0);
   for (int i = 0; i < HL_SHARDS; i++) hl_spin_lock(&hl_shards[i].lock);
 }
 
 void hl_live_unlock_all(void) {
   for (int i = HL_SHARDS - 1; i >= 0; i--) hl_spin_unlock(&hl_shards[i].lock);
-  hl_solo_resume();
 }
 
 // With every lock held: the live blocks, and a block by the reference `each` was given.

@@ -24,7 +24,6 @@ _Atomic uint32_t hl_epoch = 1;  // advanced by every start, so threads drop stal
 // A rotation holds every buffer (hl_hold_all); a thread taking a buffer for the first time counts
 // itself in `hl_attaching` and waits while `hl_holding_all` is up, so none slips in unseen.
 static _Atomic int hl_holding_all, hl_attaching;
-static struct hl_buffer *_Atomic hl_solo_buffer;  // the solo thread's (solo.c)
 static pthread_key_t hl_exit_key;
 static int hl_have_key;
 
@@ -73,7 +72,6 @@ static void hl_thread_exit(void *arg) {
 void hl_threads_begin_recording(void) { atomic_fetch_add(&hl_epoch, 1); }
 
 void hl_threads_init(void) {
-  hl_solo_init();
   if (!hl_have_key) hl_have_key = pthread_key_create(&hl_exit_key, hl_thread_exit) == 0;
 }
 
@@ -131,12 +129,9 @@ static struct hl_buffer *attach(uint32_t tid) {
   }
   hl_tls.epoch = atomic_load(&hl_epoch);
   if (!b) {  // more threads than buffers: take turns in a shared one
-    hl_solo_end();
     hl_tls.buf = shared_buffer(tid);
     return hl_tls.buf ? acquire() : NULL;
   }
-  hl_solo_claim();
-  if (hl_tls.solo) atomic_store(&hl_solo_buffer, b);
   hl_buffer_reset(b, atomic_fetch_add(&hl_next_serial, 1), tid);
   b->many = 0;
   hl_counts_attach(b);
@@ -170,12 +165,7 @@ void hl_release(struct hl_buffer *b) {
   if (HL_UNLIKELY(atomic_load_explicit(&hl_tls.deferred_tail, memory_order_relaxed) !=
                   atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed)))
     hl_drain(b);
-  if (hl_tls.fast) {
-    hl_tls.fast = 0;
-    hl_solo_finish();
-  } else {
-    atomic_store_explicit(&b->state, HL_BUF_IDLE, memory_order_release);
-  }
+  atomic_store_explicit(&b->state, HL_BUF_IDLE, memory_order_release);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   hl_tls.holding = 0;
 }
@@ -188,15 +178,6 @@ static struct hl_buffer *acquire(void) {
     b = hl_attach();
     if (!b) hl_lost(HL_LOST_MEMORY);
     return b;
-  }
-  // The solo thread's buffer is taken by no one else while it runs solo: it stays IDLE.
-  if (hl_tls.solo && hl_solo_begin()) {
-    if (HL_LIKELY(atomic_load_explicit(&b->state, memory_order_relaxed) == HL_BUF_IDLE &&
-                  atomic_load_explicit(&hl_state, memory_order_relaxed) == HL_ON)) {
-      hl_tls.fast = 1;
-      return b;
-    }
-    hl_solo_finish();
   }
   uint32_t expected = HL_BUF_IDLE;
   while (HL_UNLIKELY(!atomic_compare_exchange_weak_explicit(
@@ -229,11 +210,9 @@ static int take_and_write_out(struct hl_buffer *b, uint32_t *found) {
 // Flushes every buffer whose owner is between events. With `final`, waits for owners that are
 // inside an event, then hands every buffer back, so that nothing is written after the trailer.
 void hl_flush_all(int final) {
-  // A solo thread inside one event for that long (stopped by a debugger) keeps its buffer.
-  int paused = hl_solo_pause(100000);
   for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++) {
     struct hl_buffer *b = atomic_load(&hl_buffers[i]);
-    if (!b || (!paused && b == atomic_load(&hl_solo_buffer))) continue;
+    if (!b) continue;
     for (unsigned tries = 0;; tries++) {
       uint32_t expected;
       if (take_and_write_out(b, &expected)) {
@@ -246,14 +225,12 @@ void hl_flush_all(int final) {
       sched_yield();
     }
   }
-  if (paused) hl_solo_resume();
 }
 
 // For a rotation (rotate.c): takes every buffer, writing out what it holds, and keeps them all,
 // so that no thread is inside an event until hl_release_all. An owner busy for long (stopped by
 // a debugger) makes it give up, holding none, and return 0.
 int hl_hold_all(void) {
-  if (!hl_solo_pause(100000)) return 0;
   atomic_store(&hl_holding_all, 1);
   while (atomic_load(&hl_attaching)) sched_yield();
   for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++) {
@@ -270,7 +247,6 @@ int hl_hold_all(void) {
           if (held) atomic_compare_exchange_strong(&held->state, &flushing, HL_BUF_IDLE);
         }
         atomic_store(&hl_holding_all, 0);
-        hl_solo_resume();
         return 0;
       }
       sched_yield();
@@ -294,7 +270,6 @@ void hl_release_all(void) {
     if (b) atomic_compare_exchange_strong(&b->state, &flushing, HL_BUF_IDLE);
   }
   atomic_store(&hl_holding_all, 0);
-  hl_solo_resume();
 }
 
 // The child of fork() has one thread and the parent's buffers, which in shared memory are the
@@ -306,5 +281,4 @@ void hl_threads_after_fork_child(void) {
   atomic_store(&hl_holding_all, 0);
   atomic_store(&hl_attaching, 0);
   hl_tls.buf = NULL;
-  hl_solo_after_fork_child();
 }

@@ -139,12 +139,12 @@ import Testing
   }
 
   @Test func aThreadRecordingAloneThenBesideAnotherThenAfterAForkLosesAndDoublesNothing() throws {
-    // Given a main thread that records alone (no locks: the solo path) for 1.2 s, while leak
-    // scans stop it every 20 ms and the shim flushes its buffer, then beside a second thread,
-    // then after a fork whose child allocates
+    // Given a main thread that allocates alone for 1.2 s, while leak scans stop it every 20 ms
+    // and the shim flushes its buffer, then beside a second thread, then after a fork whose
+    // child allocates
     let dir = try Harness.temporaryDirectory()
-    let program = try Harness.fixture("solo", in: dir)
-    let trace = dir.appendingPathComponent("solo.trace")
+    let program = try Harness.fixture("alone", in: dir)
+    let trace = dir.appendingPathComponent("alone.trace")
     let result = try Harness.heapline(
       ["record", "--leaks-every", "0.02", "-o", trace.path, "--", program])
     #expect(result.status == 0)

@@ -1,5 +1,5 @@
-// The main thread records alone (the shim's solo path), then beside a second thread, then after
-// a fork, then alone again. Each phase makes blocks of its own size and keeps one in KEEP:
+// The main thread allocates alone, then beside a second thread, then after a fork, then alone
+// again. Each phase makes blocks of its own size and keeps one in KEEP:
 //   alone, for 1.2 s (past two of the shim's flushes, which run every 500 ms): ROUNDS of
 //     1,000 blocks of 48 B, 2 ms apart
 //   beside: 100,000 of 80 B (main), 100,000 of 112 B (the other thread)
