@@ -36,6 +36,10 @@ struct TimelinePass {
   private(set) var rows = TimelineRowStore()
   private(set) var peak: Peak?
   private(set) var peakLiveBytes: UInt64 = 0
+  /// The time of the allocation that last raised the peak, while the state is still the one it
+  /// left: the peak is copied (``settlePeak()``) only before something else changes that
+  /// state, not at every allocation of a rise, which on a growing heap is most of them.
+  private var risingPeakTime: UInt64?
   private(set) var lastTime: UInt64 = 0
 
   /// The most live blocks held at once.
@@ -56,13 +60,18 @@ struct TimelinePass {
     lastTime = max(lastTime, event.time)
     let eventStep = event.time == 0 ? 0 : (event.time - 1) / interval
     guard eventStep <= lastAllowedStep else { throw TimelineScan.tooManyRows(event.time, interval) }
+    if step < eventStep { settlePeak() }
     while step < eventStep { try closeStep() }
     switch event {
     case .alloc(let alloc):
       let (kind, isNew) = kinds.kind(of: alloc)
       if isNew { slotOfKind.append(categories.slot(of: alloc.category)) }
       let slot = slotOfKind[Int(kind)]
-      if let old = live.insert(alloc.id, kind) { retire(old) }
+      if let old = live.insert(alloc.id, kind) {
+        settlePeak()
+        retire(old)
+      }
+      if row.liveBytes &+ alloc.size <= peakLiveBytes { settlePeak() }  // no new peak
       row.liveBytes &+= alloc.size
       row.liveBlocks &+= 1
       if !alloc.isCarriedOver { row.allocationCount &+= 1 }
@@ -70,17 +79,21 @@ struct TimelinePass {
       row.peakLiveBytes = max(row.peakLiveBytes, row.liveBytes)
       if row.liveBytes > peakLiveBytes {
         peakLiveBytes = row.liveBytes
-        notePeak(at: alloc.time)
+        risingPeakTime = alloc.time
       }
     case .free(let free):
       guard let kind = live.remove(free.id) else { return }
+      settlePeak()
       retire(kind)
       row.freeCount &+= 1
     case .rss(let sample):
+      settlePeak()
       row.rssBytes = sample.residentBytes
     case .mark(let mark):
+      settlePeak()
       row.marks.append(mark.kind == .memoryWarning ? "memory warning: \(mark.name)" : mark.name)
     case .backingStore(let store):
+      settlePeak()
       if let old = stores.removeValue(forKey: store.id) {
         row.backingStoreBytes &-= old.bytes
         backing.subtract(old.bytes, from: old.slot)
@@ -102,6 +115,7 @@ struct TimelinePass {
     let end = max(endTime, lastTime)
     let lastStep = end == 0 ? 0 : (end - 1) / interval
     guard lastStep <= lastAllowedStep else { throw TimelineScan.tooManyRows(end, interval) }
+    settlePeak()
     while step < lastStep { try closeStep() }
     row.endTime = end
     try store()
@@ -117,6 +131,12 @@ struct TimelinePass {
   /// Keeps the state at a new peak; the categories' bytes are brought up to date only where
   /// they changed since the peak before, so a run of allocations that each raise the peak
   /// costs one category each.
+  private mutating func settlePeak() {
+    guard let time = risingPeakTime else { return }
+    risingPeakTime = nil
+    notePeak(at: time)
+  }
+
   private mutating func notePeak(at time: UInt64) {
     var peakRow = row
     peakRow.endTime = time

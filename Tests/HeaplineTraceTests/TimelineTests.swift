@@ -57,6 +57,37 @@ struct TimelineTests {
     #expect(text == expected.map { $0 + "\r\n" }.joined())
   }
 
+  @Test("the peak row is the state the peak's allocation left, before what followed it")
+  func peakRowIsTheStateAtThePeak() throws {
+    // Given a rise to a peak of 150 bytes at t=2, then, with live bytes still at the peak, a
+    // mark, an RSS sample and a zero-byte allocation, and only then a free
+    var writer = TraceWriter()
+    var chunk = writer.makeChunk(threadSerial: 1)
+    chunk.category(Self.cache, kind: .scope, name: "Cache")
+    let a = chunk.alloc(at: 1, size: 100, address: 0x1000, category: Self.cache)
+    chunk.alloc(at: 2, size: 50, address: 0x2000)
+    chunk.alloc(at: 5, size: 0, address: 0x3000)
+    chunk.free(at: 6, a)
+    var shim = writer.makeChunk(threadSerial: 0)
+    shim.mark(at: 3, name: "after")
+    shim.rss(at: 4, residentBytes: 8192)
+    writer.append(chunk)
+    writer.append(shim)
+    writer.appendTrailer(endTime: 20)
+    let trace = try TemporaryTrace(writer)
+    // When its timeline is written in steps of 10 ns
+    let text = try csv(trace, interval: 10)
+    // Then the peak row has two blocks, no RSS and no mark; the rest of its step has them
+    let expected = [
+      "time_s,live_bytes,live_blocks,allocations,frees,peak_live_bytes,backing_store_bytes,"
+        + "rss_bytes,live_bytes:Cache,live_bytes:other,marker",
+      "0.000000002,150,2,2,0,150,0,,100,50,",
+      "0.000000010,50,2,1,1,150,0,8192,0,50,after",
+      "0.000000020,50,2,0,0,50,0,8192,0,50,",
+    ]
+    #expect(text == expected.map { $0 + "\r\n" }.joined())
+  }
+
   @Test(
     "the last row is the live bytes at exit and the largest row is the peak, at any interval",
     arguments: [1, 2, 3, 7, 10, 16, 34, 35, 1_000, 1_000_000_000] as [UInt64])
