@@ -8,6 +8,10 @@ import HeaplineTrace
 struct ExpandedFrames {
   private let known: [UInt64: Expanded]
   private let name: ((SymbolizedFrame) -> String)?
+  /// Every known address's traits in one array, and where each address's run of them lies:
+  /// read for every frame of every stack without a copy of an ``Expanded``.
+  private let traitRuns: [UInt64: Range<Int>]
+  private let allTraits: [FrameRole.Traits]
 
   /// The frames, traits and names of one address, or of a whole stack, innermost first.
   struct Expanded {
@@ -41,6 +45,31 @@ struct ExpandedFrames {
   init(_ symbols: [UInt64: [SymbolizedFrame]], name: ((SymbolizedFrame) -> String)? = nil) {
     self.name = name
     known = symbols.mapValues { Expanded($0, name: name) }
+    var runs: [UInt64: Range<Int>] = [:]
+    var traits: [FrameRole.Traits] = []
+    for (pc, expanded) in known {
+      runs[pc] = traits.count..<(traits.count + expanded.traits.count)
+      traits += expanded.traits
+    }
+    traitRuns = runs
+    allTraits = traits
+  }
+
+  /// Appends the traits of the frames `pc` expands to (the function there and those inlined
+  /// into it) to `traits`, and returns how many there are.
+  func appendTraits(at pc: UInt64, to traits: inout [FrameRole.Traits]) -> Int {
+    guard let run = traitRuns[pc] else {
+      traits.append(FrameRole.Traits(SymbolizedFrame(pc: pc)))
+      return 1
+    }
+    traits += allTraits[run]
+    return run.count
+  }
+
+  /// The frame at `place` among those `pc` expands to, and its name when names were asked for.
+  func frame(at pc: UInt64, place: Int) -> (frame: SymbolizedFrame, name: String?) {
+    let expanded = known[pc] ?? Expanded([SymbolizedFrame(pc: pc)], name: name)
+    return (expanded.frames[place], expanded.names.isEmpty ? nil : expanded.names[place])
   }
 
   /// A stack's frames, from its return addresses, innermost first.

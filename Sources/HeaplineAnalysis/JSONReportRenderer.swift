@@ -169,7 +169,7 @@ public struct JSONReportRenderer: ReportRenderer {
     return .array(frames.indices.map { frame(frames[$0], role: roles[$0], name: names[$0]) })
   }
 
-  private static func frame(_ frame: SymbolizedFrame, role: FrameRole, name: String) -> JSONValue {
+  fileprivate static func frame(_ frame: SymbolizedFrame, role: FrameRole, name: String) -> JSONValue {
     .object([
       ("pc", .address(frame.pc)),
       ("function", .string(frame.function)),
@@ -199,9 +199,30 @@ public struct JSONReportRenderer: ReportRenderer {
 }
 
 extension JSONReportRenderer {
-  /// A report's frames as its stacks' JSON needs them (``ExpandedFrames``).
+  /// A report's frames as its stacks' JSON needs them (``ExpandedFrames``). Each frame's JSON
+  /// is made once for each role it has in some stack (a ``JSONFragment``), not once per stack.
   struct StackFrames {
     private let expanded: ExpandedFrames
+    private let made = Made()
+
+    /// A frame by its return address, its place among the frames there (the function, then
+    /// those inlined into it) and its role in the stack.
+    private struct Key: Hashable {
+      var pc: UInt64
+      var place: Int
+      var role: FrameRole
+    }
+
+    private final class Made {
+      var fragments: [Key: JSONFragment] = [:]
+
+      func add(_ key: Key, _ frame: (frame: SymbolizedFrame, name: String?)) -> JSONFragment {
+        let fragment = JSONFragment(
+          JSONReportRenderer.frame(frame.frame, role: key.role, name: frame.name ?? ""))
+        fragments[key] = fragment
+        return fragment
+      }
+    }
 
     init(_ report: StatisticsReport, style: FrameStyle) {
       expanded = ExpandedFrames(report.symbols, name: style.name)
@@ -209,8 +230,19 @@ extension JSONReportRenderer {
 
     /// The JSON of `stack`'s frames (``JSONReportRenderer/frames(_:style:)``).
     func json(of stack: StackStatistics) -> JSONValue {
-      let frames = expanded.expand(stack.frames)
-      return JSONReportRenderer.frames(frames.frames, traits: frames.traits, names: frames.names)
+      var traits: [FrameRole.Traits] = []
+      let counts = stack.frames.map { expanded.appendTraits(at: $0, to: &traits) }
+      let roles = FrameRole.roles(traits: traits)
+      var elements: [JSONValue] = []
+      elements.reserveCapacity(roles.count)
+      for (pc, count) in zip(stack.frames, counts) {
+        for place in 0..<count {
+          let key = Key(pc: pc, place: place, role: roles[elements.count])
+          let fragment = made.fragments[key] ?? made.add(key, expanded.frame(at: pc, place: place))
+          elements.append(.fragment(fragment))
+        }
+      }
+      return .array(elements)
     }
   }
 }

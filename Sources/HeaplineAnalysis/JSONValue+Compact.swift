@@ -35,6 +35,8 @@ extension JSONValue {
       try Self.appendCompactElements(elements.count, to: &text, &output) { elements[$0] }
     case .lazyArray(let count, let element):
       try Self.appendCompactElements(count, to: &text, &output, element)
+    case .fragment(let fragment):
+      try fragment.value.appendCompact(to: &text, flushingTo: &output)
     case .integers(let values):
       text.append(byte: 0x5B)
       for (index, value) in values.enumerated() {

@@ -17,6 +17,8 @@ enum JSONValue {
   /// An array of integers, written without a value made per element: a speedscope sample is
   /// a stack's frame indexes, millions of them in all.
   case integers([Int])
+  /// A value that many places of a document share, formatted once (``JSONFragment``).
+  case fragment(JSONFragment)
 
   /// A string, or `null` for `nil`.
   static func string(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
@@ -72,6 +74,7 @@ enum JSONValue {
       try Self.appendElements(values.count, to: &text, indent: indent, &output) {
         .signed(values[$0])
       }
+    case .fragment(let fragment): text.append(bytes: fragment.pretty(indent: indent))
     default: appendScalar(to: &text)
     }
     try text.flush(to: &output)
@@ -83,6 +86,7 @@ enum JSONValue {
     switch self {
     case .object: text.append("{}")
     case .array, .lazyArray, .integers: text.append("[]")
+    case .fragment(let fragment): fragment.value.appendScalar(to: &text)
     case .string(let string): Self.appendQuoted(string, to: &text)
     case .unsigned(let number): text.append(decimal: number)
     case .signed(let number): text.append(decimal: number)
@@ -138,5 +142,23 @@ enum JSONValue {
       }
     }
     text.append(byte: 0x22)
+  }
+}
+
+/// A value that thousands of places in a document hold (a frame in every stack that passes
+/// through it), pretty-printed once for the indentation it is asked at and then copied as bytes:
+/// formatting each copy again was most of the time of a JSON report of every stack.
+final class JSONFragment {
+  let value: JSONValue
+  private var rendered: (indent: Int, bytes: [UInt8])?
+
+  init(_ value: JSONValue) { self.value = value }
+
+  /// What ``JSONValue/rendered(indent:)`` gives for the value, as bytes.
+  func pretty(indent: Int) -> [UInt8] {
+    if let rendered, rendered.indent == indent { return rendered.bytes }
+    let bytes = Array(value.rendered(indent: indent).utf8)
+    rendered = (indent, bytes)
+    return bytes
   }
 }
