@@ -200,7 +200,9 @@ public struct JSONReportRenderer: ReportRenderer {
 
 extension JSONReportRenderer {
   /// A report's frames as its stacks' JSON needs them (``ExpandedFrames``). Each frame's JSON
-  /// is made once for each role it has in some stack (a ``JSONFragment``), not once per stack.
+  /// is made once for each role it has in some stack (a ``JSONFragment``), not once per stack;
+  /// the first ``keptFragments`` are kept, so that memory does not grow with the stacks shown
+  /// (a few thousand frames, those of the highest stacks, are most of every stack's).
   struct StackFrames {
     private let expanded: ExpandedFrames
     private let made = Made()
@@ -213,13 +215,15 @@ extension JSONReportRenderer {
       var role: FrameRole
     }
 
+    static let keptFragments = 4096
+
     private final class Made {
       var fragments: [Key: JSONFragment] = [:]
 
       func add(_ key: Key, _ frame: (frame: SymbolizedFrame, name: String?)) -> JSONFragment {
         let fragment = JSONFragment(
           JSONReportRenderer.frame(frame.frame, role: key.role, name: frame.name ?? ""))
-        fragments[key] = fragment
+        if fragments.count < StackFrames.keptFragments { fragments[key] = fragment }
         return fragment
       }
     }
