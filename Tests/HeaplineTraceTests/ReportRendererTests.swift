@@ -96,6 +96,44 @@ struct ReportRendererTests {
       ])
   }
 
+  @Test("JSON gives a frame that stacks share the role it has in each of them")
+  func jsonFrameRolesPerStack() throws {
+    // Given a Swift runtime frame under a user frame in one stack, and alone in another (where
+    // it is shown, as no user frame is), each stack written three times over
+    var writer = TraceWriter(header: TraceHeader(pid: 99))
+    var chunk = writer.makeChunk(threadSerial: 1)
+    for (path, base) in [("/nonexistent/libswiftCore.so", 0x10000), ("/nonexistent/app", 0x40000)]
+    {
+      chunk.module(
+        TraceModule(path: path, loadBias: UInt64(base), segments: [.init(start: 0, size: 0x10000)]))
+    }
+    chunk.stack(StackID(1), parent: .empty, pc: 0x40100)  // app
+    chunk.stack(StackID(2), parent: StackID(1), pc: 0x10100)  // runtime, under app
+    chunk.stack(StackID(3), parent: .empty, pc: 0x10100)  // runtime alone
+    for (index, stack) in [2, 3, 2, 3].enumerated() {
+      chunk.alloc(
+        at: UInt64(index + 1) * 1_000, size: 48 * UInt64(stack),
+        address: Address(rawValue: UInt64(index + 1) * 0x100), stack: StackID(UInt64(stack)))
+    }
+    writer.append(chunk)
+    writer.appendTrailer(endTime: 10_000)
+    let trace = try TemporaryTrace(writer)
+    let report = StatisticsReport(
+      statistics: try Statistics(contentsOf: trace.path), symbolizer: nil)
+    // When it is rendered as JSON
+    let text = try JSONReportRenderer().render(report)
+    let json = try #require(
+      try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    // Then the runtime frame is hidden as "runtime" under the app's frame, and shown alone
+    let stacks = try #require(json["top_stacks"] as? [[String: Any]])
+    let hidden = stacks.map { stack in
+      ((stack["frames"] as? [[String: Any]]) ?? []).map { $0["hidden"] as? String ?? "shown" }
+    }
+    let byID = Dictionary(
+      uniqueKeysWithValues: zip(stacks.map { $0["stack_id"] as? Int ?? 0 }, hidden))
+    #expect(byID == [2: ["runtime", "shown"], 3: ["shown"]])
+  }
+
   @Test("text shows exact bytes, the Object Alloc table and numbered frames")
   func text() throws {
     let (report, trace) = try Self.report()
