@@ -19,7 +19,18 @@ public struct TraceMetadata: Sendable {
   }
 
   /// Every STACK record read so far, by id.
-  public private(set) var stackNodes: [StackID: StackNode] = [:]
+  public var stackNodes: [StackID: StackNode] {
+    var all = farNodes
+    for (id, node) in nearNodes.enumerated() {
+      if let node { all[StackID(UInt64(id))] = node }
+    }
+    return all
+  }
+  /// STACK nodes by id. The shim numbers them from 1 as it makes them, so an array holds them,
+  /// read for every frame of every stack an analysis lists; an id far past the array's end (a
+  /// damaged trace, say) waits in `farNodes` instead of growing it without bound.
+  private var nearNodes: [StackNode?] = []
+  private var farNodes: [StackID: StackNode] = [:]
   /// Every CATEGORY record read so far, by id.
   public private(set) var namedCategories: [CategoryID: CategoryInfo] = [:]
   /// Every MODULE record read so far, oldest first; lookups prefer the latest.
@@ -60,7 +71,24 @@ public struct TraceMetadata: Sendable {
 
   /// Adds a STACK record.
   public mutating func addStack(_ id: StackID, parent: StackID, pc: UInt64) {
-    stackNodes[id] = StackNode(parent: parent, pc: pc)
+    let node = StackNode(parent: parent, pc: pc)
+    let raw = id.rawValue
+    if raw >= UInt64(nearNodes.count), raw < UInt64(nearNodes.count) * 2 + 65_536 {
+      nearNodes.append(contentsOf: repeatElement(nil, count: Int(raw) + 1 - nearNodes.count))
+    }
+    if raw < UInt64(nearNodes.count) {
+      nearNodes[Int(raw)] = node
+      if !farNodes.isEmpty { farNodes[id] = nil }  // one that waited there before the array reached it
+    } else {
+      farNodes[id] = node
+    }
+  }
+
+  /// The STACK node `id`, if one was read.
+  @inline(__always)
+  public func stackNode(_ id: StackID) -> StackNode? {
+    if id.rawValue < UInt64(nearNodes.count), let node = nearNodes[Int(id.rawValue)] { return node }
+    return farNodes.isEmpty ? nil : farNodes[id]
   }
 
   /// Adds a version 5 STACK node, which names its return address by PC number: resolved now,
@@ -100,7 +128,7 @@ public struct TraceMetadata: Sendable {
 
   /// Every return address that STACK and PC records name: what a symbolizer has to look up.
   public var returnAddresses: Set<UInt64> {
-    Set(stackNodes.values.map(\.pc)).union(pcs.values)
+    Set(nearNodes.lazy.compactMap { $0?.pc }).union(farNodes.values.map(\.pc)).union(pcs.values)
   }
 
   /// Adds a LOST record's count.
@@ -127,7 +155,7 @@ public struct TraceMetadata: Sendable {
   public func frames(of stack: StackID, limit: Int = 4096) -> [UInt64] {
     var frames: [UInt64] = []
     var current = stack
-    while current != .empty, frames.count < limit, let node = stackNodes[current] {
+    while current != .empty, frames.count < limit, let node = stackNode(current) {
       frames.append(node.pc)
       current = node.parent
     }

@@ -149,6 +149,26 @@ struct EventMergeTests {
     #expect(metadata.module(containing: 0x20000) == nil)
   }
 
+  @Test("stack ids far past the others are kept, resolved and redefined like the rest")
+  func farStackIDs() {
+    // Given nodes numbered as the shim numbers them, and one far past them, as a damaged or
+    // hand-made trace may have, in the middle of a stack
+    var metadata = TraceMetadata()
+    let far = StackID(5_000_000_000)
+    metadata.addStack(StackID(1), parent: .empty, pc: 0xA)
+    metadata.addStack(StackID(2), parent: StackID(1), pc: 0xB)
+    metadata.addStack(far, parent: StackID(2), pc: 0xC)
+    metadata.addStack(StackID(3), parent: far, pc: 0xD)
+    // Then the stack through it resolves, every node is listed once, and a node defined again
+    // takes its new place
+    #expect(metadata.frames(of: StackID(3)) == [0xD, 0xC, 0xB, 0xA])
+    #expect(metadata.stackNodes.count == 4)
+    #expect(metadata.stackNodes[far]?.parent == StackID(2))
+    metadata.addStack(far, parent: StackID(1), pc: 0xE)
+    #expect(metadata.frames(of: StackID(3)) == [0xD, 0xE, 0xA])
+    #expect(metadata.returnAddresses == [0xA, 0xB, 0xD, 0xE])
+  }
+
   @Test("marks from the shim's thread arrive in time order and leave the figures alone")
   func marks() throws {
     // Given a mark and a memory warning written by thread 0 between two allocations
