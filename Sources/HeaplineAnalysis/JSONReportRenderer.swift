@@ -169,7 +169,9 @@ public struct JSONReportRenderer: ReportRenderer {
     return .array(frames.indices.map { frame(frames[$0], role: roles[$0], name: names[$0]) })
   }
 
-  fileprivate static func frame(_ frame: SymbolizedFrame, role: FrameRole, name: String) -> JSONValue {
+  fileprivate static func frame(_ frame: SymbolizedFrame, role: FrameRole, name: String)
+    -> JSONValue
+  {
     .object([
       ("pc", .address(frame.pc)),
       ("function", .string(frame.function)),

@@ -78,7 +78,8 @@ public struct TraceMetadata: Sendable {
     }
     if raw < UInt64(nearNodes.count) {
       nearNodes[Int(raw)] = node
-      if !farNodes.isEmpty { farNodes[id] = nil }  // one that waited there before the array reached it
+      // One that waited there before the array reached it is replaced.
+      if !farNodes.isEmpty { farNodes[id] = nil }
     } else {
       farNodes[id] = node
     }

@@ -140,7 +140,8 @@ final class Widget {
       var threads: [pthread_t] = []
       for _ in 0..<4 {
         var thread = pthread_t()
-        pthread_create(&thread, nil, { _ in InProcessRecordingTests.churnInScope(); return nil }, nil)
+        pthread_create(
+          &thread, nil, { _ in InProcessRecordingTests.churnInScope(); return nil }, nil)
         threads.append(thread)
       }
       for thread in threads { pthread_join(thread, nil) }
