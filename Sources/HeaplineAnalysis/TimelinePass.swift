@@ -60,8 +60,13 @@ struct TimelinePass {
     lastTime = max(lastTime, event.time)
     let eventStep = event.time == 0 ? 0 : (event.time - 1) / interval
     guard eventStep <= lastAllowedStep else { throw TimelineScan.tooManyRows(event.time, interval) }
-    if step < eventStep { settlePeak() }
-    while step < eventStep { try closeStep() }
+    if step < eventStep {
+      settlePeak()
+      while step < eventStep { try closeStep() }
+    }
+    // Any event but an allocation changes the state a rising peak left, or may: it is kept
+    // first. An allocation keeps it only when it does not raise the peak (below).
+    if case .alloc = event {} else { settlePeak() }
     switch event {
     case .alloc(let alloc):
       let (kind, isNew) = kinds.kind(of: alloc)
@@ -83,17 +88,13 @@ struct TimelinePass {
       }
     case .free(let free):
       guard let kind = live.remove(free.id) else { return }
-      settlePeak()
       retire(kind)
       row.freeCount &+= 1
     case .rss(let sample):
-      settlePeak()
       row.rssBytes = sample.residentBytes
     case .mark(let mark):
-      settlePeak()
       row.marks.append(mark.kind == .memoryWarning ? "memory warning: \(mark.name)" : mark.name)
     case .backingStore(let store):
-      settlePeak()
       if let old = stores.removeValue(forKey: store.id) {
         row.backingStoreBytes &-= old.bytes
         backing.subtract(old.bytes, from: old.slot)
@@ -128,15 +129,15 @@ struct TimelinePass {
     categories.subtract(size, from: slotOfKind[Int(kind)])
   }
 
-  /// Keeps the state at a new peak; the categories' bytes are brought up to date only where
-  /// they changed since the peak before, so a run of allocations that each raise the peak
-  /// costs one category each.
+  /// Keeps the state at the peak that the last rise reached, if one is waiting.
   private mutating func settlePeak() {
     guard let time = risingPeakTime else { return }
     risingPeakTime = nil
     notePeak(at: time)
   }
 
+  /// Keeps the state at a new peak; the categories' bytes are brought up to date only where
+  /// they changed since the peak before.
   private mutating func notePeak(at time: UInt64) {
     var peakRow = row
     peakRow.endTime = time
