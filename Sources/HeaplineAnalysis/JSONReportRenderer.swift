@@ -158,15 +158,8 @@ public struct JSONReportRenderer: ReportRenderer {
   /// ``FrameRole`` in `hidden` (`null` for the frames a text stack shows); the leak report's
   /// stacks use it too.
   static func frames(_ frames: [SymbolizedFrame], style: FrameStyle) -> JSONValue {
-    Self.frames(frames, traits: frames.map(FrameRole.Traits.init), names: frames.map(style.name))
-  }
-
-  /// ``frames(_:style:)`` with each frame's traits and display name found already.
-  static func frames(_ frames: [SymbolizedFrame], traits: [FrameRole.Traits], names: [String])
-    -> JSONValue
-  {
-    let roles = FrameRole.roles(traits: traits)
-    return .array(frames.indices.map { frame(frames[$0], role: roles[$0], name: names[$0]) })
+    .array(
+      zip(frames, FrameRole.roles(of: frames)).map { frame($0, role: $1, name: style.name($0)) })
   }
 
   fileprivate static func frame(_ frame: SymbolizedFrame, role: FrameRole, name: String)
