@@ -29,6 +29,14 @@ struct TimelineTests {
     return try TemporaryTrace(writer)
   }
 
+  /// The CSV that `rows` make under the header of a timeline with one category column.
+  static func csvText(_ rows: [String]) -> String {
+    let header =
+      "time_s,live_bytes,live_blocks,allocations,frees,peak_live_bytes,backing_store_bytes,"
+      + "rss_bytes,live_bytes:Cache,live_bytes:other,marker"
+    return ([header] + rows).map { $0 + "\r\n" }.joined()
+  }
+
   func csv(_ trace: TemporaryTrace, interval: UInt64, top: Int = 1) throws -> String {
     var output = StringOutput()
     try TimelineCSVWriter.write(
@@ -46,15 +54,13 @@ struct TimelineTests {
     let text = try csv(trace, interval: 10)
     // Then every row is exact: the peak row ends at t=15, and the last row at the end, t=35
     let expected = [
-      "time_s,live_bytes,live_blocks,allocations,frees,peak_live_bytes,backing_store_bytes,"
-        + "rss_bytes,live_bytes:Cache,live_bytes:other,marker",
       "0.000000010,300,2,2,0,300,0,,100,200,m1",
       "0.000000015,1300,3,1,0,1300,0,4096,1100,200,",
       "0.000000020,200,1,0,2,1300,0,4096,0,200,",
       "0.000000030,250,2,1,0,250,0,4096,0,250,memory warning: critical",
       "0.000000035,250,2,0,0,250,0,4096,0,250,",
     ]
-    #expect(text == expected.map { $0 + "\r\n" }.joined())
+    #expect(text == Self.csvText(expected))
   }
 
   @Test("the peak row is the state the peak's allocation left, before what followed it")
@@ -79,13 +85,11 @@ struct TimelineTests {
     let text = try csv(trace, interval: 10)
     // Then the peak row has two blocks, no RSS and no mark; the rest of its step has them
     let expected = [
-      "time_s,live_bytes,live_blocks,allocations,frees,peak_live_bytes,backing_store_bytes,"
-        + "rss_bytes,live_bytes:Cache,live_bytes:other,marker",
       "0.000000002,150,2,2,0,150,0,,100,50,",
       "0.000000010,50,2,1,1,150,0,8192,0,50,after",
       "0.000000020,50,2,0,0,50,0,8192,0,50,",
     ]
-    #expect(text == expected.map { $0 + "\r\n" }.joined())
+    #expect(text == Self.csvText(expected))
   }
 
   @Test(
