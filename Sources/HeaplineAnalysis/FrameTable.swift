@@ -24,7 +24,9 @@ struct FrameTable {
 
   /// The places, of `places` (innermost first), of the frames a report shows, from the
   /// traits of the frame at each place.
-  static func shown(_ places: [Int], traits: (Int) -> FrameStyle.Traits, style: FrameStyle) -> [Int] {
+  static func shown(
+    _ places: [Int], traits: (Int) -> FrameStyle.Traits, style: FrameStyle
+  ) -> [Int] {
     let shown = style.shownIndexes(places.map(traits))
     guard !shown.isEmpty else { return places }
     return shown.map { places[$0] }

@@ -4,7 +4,8 @@ import HeaplineTrace
 /// <doc:ReportJSON>: `backing_stores`, `footprint`, `footprint_at_peak_rss`, `memory_warnings`,
 /// `memory_limit_kill`.
 extension JSONReportRenderer {
-  static func memoryMembers(_ report: StatisticsReport, frames: StackFrames) -> [(String, JSONValue)]
+  static func memoryMembers(_ report: StatisticsReport, frames: StackFrames)
+    -> [(String, JSONValue)]
   {
     let statistics = report.statistics
     return [

@@ -82,9 +82,9 @@ private let liveTableRunBits = 4
 
 /// Fibonacci hashing of the key's run (`key >> liveTableRunBits`): its top bits pick the
 /// segment, and the bits after them the run's place in it; the key's last bits are its offset
-/// in the run (``LiveTableSegment``). A thread's allocations have consecutive counters, and programs free blocks in
-/// about the order they made them, so a pass's inserts and removals come in runs of adjacent
-/// slots, a cache line for several instead of a miss each.
+/// in the run (``LiveTableSegment``). A thread's allocations have consecutive counters, and
+/// programs free blocks in about the order they made them, so a pass's inserts and removals
+/// come in runs of adjacent slots, a cache line for several instead of a miss each.
 @inline(__always) private func liveTableHash(_ key: UInt64) -> UInt64 {
   (key >> liveTableRunBits) &* 0x9E37_79B9_7F4A_7C15
 }

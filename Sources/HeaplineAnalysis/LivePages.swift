@@ -12,7 +12,8 @@ import CPrefetch
 final class LivePages<Payload> {
   // Unchecked: a pass owns its table alone, and the runtime's checks of each access to a
   // class's properties cost more than the page lookups themselves.
-  @exclusivity(unchecked) private var directory: [UnsafeMutablePointer<UnsafeMutableRawPointer?>?] = []
+  @exclusivity(unchecked)
+  private var directory: [UnsafeMutablePointer<UnsafeMutableRawPointer?>?] = []
   @exclusivity(unchecked) private var pagesInBlock: [Int32] = []
   /// The block of 65,536 counters that the directory's first entry stands for.
   @exclusivity(unchecked) private var base: UInt64?

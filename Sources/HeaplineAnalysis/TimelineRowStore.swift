@@ -98,7 +98,8 @@ struct TimelineRowStore {
         position = cursor.position
         var row = TimelineRow(endTime: fields[0])
         (row.liveBytes, row.liveBlocks, row.allocationCount) = (fields[1], fields[2], fields[3])
-        (row.freeCount, row.peakLiveBytes, row.backingStoreBytes) = (fields[4], fields[5], fields[6])
+        (row.freeCount, row.peakLiveBytes) = (fields[4], fields[5])
+        row.backingStoreBytes = fields[6]
         row.rssBytes = rss
         row.marks = marks
         return Row(row: row, categories: categories, backingStores: backingStores)

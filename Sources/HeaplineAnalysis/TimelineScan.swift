@@ -103,7 +103,9 @@ public final class TimelineScan {
     // once first, then by name.
     let stores = pass.backing.ids.indices.map { slot in
       let id = pass.backing.ids[slot]
-      return (slot: slot, id: id, name: metadata.category(id).name, peak: pass.backing.highest[slot])
+      return (
+        slot: slot, id: id, name: metadata.category(id).name, peak: pass.backing.highest[slot]
+      )
     }.sorted { ($1.peak, $0.name, $0.id) < ($0.peak, $1.name, $1.id) }
     var backingColumns = Array(repeating: -1, count: stores.count)
     for (column, store) in stores.enumerated() { backingColumns[store.slot] = column }

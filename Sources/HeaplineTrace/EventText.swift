@@ -21,7 +21,8 @@ struct EventText: Hashable, Sendable {
       if bytes.count <= Self.inPlaceCapacity {
         withUnsafeMutableBytes(of: &words) { raw in
           raw[0] = UInt8(bytes.count)
-          raw.baseAddress!.advanced(by: 1).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+          raw.baseAddress!.advanced(by: 1).copyMemory(
+            from: bytes.baseAddress!, byteCount: bytes.count)
         }
       } else {
         let place = Self.table.withLock { $0.place(of: String(decoding: bytes, as: UTF8.self)) }
