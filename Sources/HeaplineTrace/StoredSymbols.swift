@@ -181,12 +181,12 @@ extension Symbolizer {
         !isChanged(module, &changed)
       else { continue }
       let address = module.fileAddress(of: pc)
-      queries.append(Query(path: module.path, address: address == 0 ? 0 : address - 1))
+      queries.append(Query(module, address: address))
       places.append((module, address))
     }
     var symbols = StoredSymbols()
     guard !queries.isEmpty else { return symbols }
-    let answers = runTool(queries)
+    let answers = lookUp(queries)
     for (place, answer) in zip(places, answers) {
       let known = answer.filter { $0.function != nil || $0.file != nil }
       if !known.isEmpty { symbols.insert(known, for: place.module, moduleAddress: place.address) }

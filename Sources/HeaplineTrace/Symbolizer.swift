@@ -19,20 +19,24 @@ public struct Symbolizer: Sendable {
   public var onChangedModule: (@Sendable (ChangedModule) -> Void)?
   /// Symbols the trace holds (``TraceReader/storedSymbols()``), used before the files on disk.
   public var stored: StoredSymbols
+  /// Answers kept from earlier runs of the tool, looked up before running it; `nil` for none.
+  public var cache: SymbolCache?
 
-  /// A symbolizer that runs `toolPath`, after looking in `stored`.
+  /// A symbolizer that runs `toolPath`, after looking in `stored` and then in `cache`.
   public init(
     toolPath: String?, stored: StoredSymbols = StoredSymbols(),
-    onChangedModule: (@Sendable (ChangedModule) -> Void)? = nil
+    onChangedModule: (@Sendable (ChangedModule) -> Void)? = nil, cache: SymbolCache? = nil
   ) {
     self.toolPath = toolPath
     self.stored = stored
     self.onChangedModule = onChangedModule
+    self.cache = cache
   }
 
-  /// A symbolizer that runs the tool ``locateTool(environment:)`` finds.
+  /// A symbolizer that runs the tool ``locateTool(environment:)`` finds, with the cache
+  /// ``SymbolCache/standard(environment:)`` names.
   public init() {
-    self.init(toolPath: Self.locateTool())
+    self.init(toolPath: Self.locateTool(), cache: .standard())
   }
 
   /// Symbolizes each address in `pcs`, which are return addresses.
@@ -70,7 +74,7 @@ public struct Symbolizer: Sendable {
         result[pc] = [SymbolizedFrame(pc: pc, modulePath: module.path, moduleAddress: address)]
         continue
       }
-      let query = Query(path: module.path, address: address == 0 ? 0 : address - 1)
+      let query = Query(module, address: address)
       let index = queryIndex[query] ?? queries.count
       if index == queries.count {
         queries.append(query)
@@ -79,7 +83,7 @@ public struct Symbolizer: Sendable {
       let frame = SymbolizedFrame(pc: pc, modulePath: module.path, moduleAddress: address)
       resolved.append((frame, index))
     }
-    let answers = queries.isEmpty ? [] : runTool(queries)
+    let answers = queries.isEmpty ? [] : lookUp(queries)
     for (frame, index) in resolved {
       result[frame.pc] = Self.frames(
         base: frame, answer: index < answers.count ? answers[index] : [])
@@ -107,10 +111,19 @@ public struct Symbolizer: Sendable {
     return simple + last
   }
 
-  /// One line of symbolizer input: a module file and an address in it.
+  /// One line of symbolizer input: a module file and an address in it, inside the call before
+  /// the return address; and the module's build ID, which keys the cache.
   struct Query: Hashable {
     var path: String
     var address: UInt64
+    var buildID: [UInt8]
+
+    /// The lookup for the return address `address` in `module`'s file.
+    init(_ module: TraceModule, address: UInt64) {
+      path = module.path
+      self.address = address == 0 ? 0 : address - 1
+      buildID = module.buildID
+    }
   }
 
   /// Builds frames from a symbolizer answer; an empty or unknown answer keeps just `base`.

@@ -34,7 +34,9 @@ struct FrameOptions: ParsableArguments {
     guard symbolize else { return nil }
     var stored = StoredSymbols()
     for trace in traces { stored.merge(try TraceReader(path: trace).storedSymbols()) }
-    return Symbolizer(toolPath: Symbolizer.locateTool(), stored: stored, onChangedModule: Self.warn)
+    return Symbolizer(
+      toolPath: Symbolizer.locateTool(), stored: stored, onChangedModule: Self.warn,
+      cache: .standard())
   }
 
   /// Each module is named once per run, though several analyses symbolize.

@@ -157,7 +157,7 @@ extension HeaplineCommand {
         let files = RotatedTraces.files(of: path)
         if let last = files.last {
           try TraceRecovery.finish(trace: last, shared: shared, status: status)
-          let symbolizer = Symbolizer(toolPath: Symbolizer.locateTool())
+          let symbolizer = Symbolizer()
           for file in files {
             if symbols { TraceSymbols.store(in: file, symbolizer: symbolizer) }
             CLIOutput.note("trace written to \(file)")
@@ -167,7 +167,7 @@ extension HeaplineCommand {
       }
       try TraceRecovery.finish(trace: path, shared: shared, status: status)
       if symbols, destination.wasWritten {
-        TraceSymbols.store(in: path, symbolizer: Symbolizer(toolPath: Symbolizer.locateTool()))
+        TraceSymbols.store(in: path, symbolizer: Symbolizer())
       }
       if destination.wasWritten {
         CLIOutput.note(destination.notice)

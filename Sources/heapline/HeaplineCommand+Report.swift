@@ -14,9 +14,11 @@ extension HeaplineCommand {
         the moment of the peak of live bytes (--sort for another figure), and --by function \
         merges the stacks whose first user frame is in the same function. Frames are \
         symbolized with llvm-symbolizer (set HEAPLINE_SYMBOLIZER to choose one, or to the \
-        empty string for none). A stack starts at the user's code: the allocator's entry \
-        frames, Swift thunks and the frames below main are left out (--all-frames shows them; \
-        the JSON keeps them, marked "hidden").
+        empty string for none), whose answers are kept by build ID in ~/.cache/heapline/symbols \
+        (HEAPLINE_SYMBOL_CACHE names another directory, or the empty string none). A stack \
+        starts at the user's code: the allocator's entry frames, Swift thunks and the frames \
+        below main are left out (--all-frames shows them; the JSON keeps them, marked \
+        "hidden").
 
         A trace without a trailer (the program was killed, or is still running) is read up \
         to its last complete chunk, with a warning.

@@ -199,9 +199,12 @@ nonisolated(unsafe) var threadCache: UnsafeMutablePointer<UnsafeMutableRawPointe
 
 /// The start of the mapping that holds `address`, from /proc/self/maps.
 func mappingStart(of address: UInt) -> UInt? {
-  guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else {
-    return nil
-  }
+  // Read to the end: Foundation reads a file that stat calls empty, as /proc's are, with one
+  // read(2), which stops at a page of whole lines.
+  guard let handle = FileHandle(forReadingAtPath: "/proc/self/maps"),
+    let data = try? handle.readToEnd()
+  else { return nil }
+  let maps = String(decoding: data, as: UTF8.self)
   for line in maps.split(separator: "\n") {
     let range = line.prefix { $0 != " " }.split(separator: "-").compactMap { UInt($0, radix: 16) }
     if range.count == 2, range[0] <= address, address < range[1] { return range[0] }

@@ -125,23 +125,27 @@ def analyses(hl_trace, ht_file):
     `runs` rounds, the commands taking turns within each: [(name, wall s, CPU s, peak RSS
     bytes)]. Output goes to a file, as a user would keep it."""
     out = f"{work}/analysis.out"
+    # (label, argv, the heaptrack command it is measured against): a comparison of two traces
+    # against heaptrack_print's own comparison, everything else against its report.
+    ht, ht_diff = "heaptrack_print", "heaptrack_print --diff (the file with itself)"
     commands = [
-        ("heapline report", [heapline, "report", hl_trace]),
+        ("heapline report", [heapline, "report", hl_trace], ht),
         ("heapline report --format json --top 1000000",
-         [heapline, "report", hl_trace, "--format", "json", "--top", "1000000"]),
-        ("heapline timeline", [heapline, "timeline", hl_trace, "-o", out]),
-        ("heapline leaks", [heapline, "leaks", hl_trace]),
-        ("heapline objects", [heapline, "objects", hl_trace, "-o", out]),
+         [heapline, "report", hl_trace, "--format", "json", "--top", "1000000"], ht),
+        ("heapline timeline", [heapline, "timeline", hl_trace, "-o", out], ht),
+        ("heapline leaks", [heapline, "leaks", hl_trace], ht),
+        ("heapline objects", [heapline, "objects", hl_trace, "-o", out], ht),
         ("heapline diff (the trace with itself)",
-         [heapline, "diff", hl_trace, hl_trace, "-o", out]),
+         [heapline, "diff", hl_trace, hl_trace, "-o", out], ht_diff),
         ("heapline export --format speedscope",
-         [heapline, "export", hl_trace, "--format", "speedscope", "-o", out]),
+         [heapline, "export", hl_trace, "--format", "speedscope", "-o", out], ht),
     ]
     if ht_file:
-        commands.append(("heaptrack_print", [heaptrack_print, ht_file]))
+        commands.append((ht, [heaptrack_print, ht_file], ht))
+        commands.append((ht_diff, [heaptrack_print, "--diff", ht_file, ht_file], ht_diff))
     best = {}
     for _ in range(runs):
-        for label, argv in commands:
+        for label, argv, _ in commands:
             try:
                 wall, cpu, _, peak, _ = measure(argv, stdout=f"{work}/analysis.stdout")
             except SystemExit as failure:  # leaks exits 1 when it finds leaks: still measured
@@ -157,7 +161,7 @@ def analyses(hl_trace, ht_file):
                 if os.path.exists(path):
                     os.remove(path)
             os.sync()
-    return [(label, *best[label]) for label, _ in commands if label in best]
+    return [(label, *best[label], yardstick) for label, _, yardstick in commands if label in best]
 
 def mib(n):
     return f"{n / 1048576:.1f} MiB" if n >= 1048576 else f"{n / 1024:.0f} KiB"
@@ -230,11 +234,13 @@ for name, argv in WORKLOADS:
           + (f" | expected >= {pairs} allocations: {verdict}" if name in CHURNS else ""))
 
     measured = analyses(hl_trace, cells["heaptrack"][-1][3])
-    ht = next((m for m in measured if m[0] == "heaptrack_print"), None)
-    print(f"analyses (best of {runs}):")
-    table(("", "wall s", "CPU s", "peak RSS", "wall / heaptrack_print", "RSS / heaptrack_print"),
-          [(label, f"{w:.2f}", f"{c:.2f}", mib(rss), f"{w / ht[1]:.2f}" if ht else "-",
-            f"{rss / ht[3]:.2f}" if ht else "-") for label, w, c, rss in measured])
+    yardsticks = {m[0]: m for m in measured}
+    print(f"analyses (best of {runs}); each against heaptrack_print, a diff against its --diff:")
+    table(("", "wall s", "CPU s", "peak RSS", "wall / heaptrack's", "RSS / heaptrack's"),
+          [(label, f"{w:.2f}", f"{c:.2f}", mib(rss),
+            f"{w / yardsticks[y][1]:.2f}" if y in yardsticks else "-",
+            f"{rss / yardsticks[y][3]:.2f}" if y in yardsticks else "-")
+           for label, w, c, rss, y in measured])
 
 if disturbed:
     print(f"\n{disturbed} runs overlapped other work and were repeated")

@@ -1,0 +1,147 @@
+import Foundation
+
+/// Symbolizer answers kept between runs, one file per module build ID.
+///
+/// Every recording ends by symbolizing its stacks, and the C library's frames alone cost
+/// `llvm-symbolizer` about 40 ms: it decompresses libc's separate debug information, whatever
+/// few addresses it is asked about. The answers for a build ID do not change, so they are kept
+/// and looked up first, as `perf`'s build-ID cache and debuginfod's client keep theirs.
+///
+/// A file answers only for the setup that wrote it, its *identity*: the same tool file, the same
+/// module file, and the same separate debug file under `/usr/lib/debug/.build-id` (or none).
+/// A new toolchain, a reinstalled package or debug symbols installed since make it a miss, and
+/// the next run writes it afresh. A damaged or unreadable file is a miss too: the cache can cost
+/// a lookup but never change an answer. At most ``fileLimit`` files are kept; past that, the
+/// ones used least recently go.
+public struct SymbolCache: Sendable {
+  /// The directory of cache files.
+  public var directory: String
+
+  /// Files kept before the least recently used are removed, down to ``fileLimit`` × 3 / 4.
+  public static let fileLimit = 256
+
+  /// A cache in `directory`, made when first written.
+  public init(directory: String) {
+    self.directory = directory
+  }
+
+  /// The cache `environment` names: `HEAPLINE_SYMBOL_CACHE` if set (the empty string turns the
+  /// cache off), else `$XDG_CACHE_HOME/heapline/symbols`, else `$HOME/.cache/heapline/symbols`;
+  /// `nil` when there is none.
+  public static func standard(
+    environment: [String: String] = Symbolizer.currentEnvironment()
+  ) -> SymbolCache? {
+    if let configured = environment["HEAPLINE_SYMBOL_CACHE"] {
+      return configured.isEmpty ? nil : SymbolCache(directory: configured)
+    }
+    if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") {
+      return SymbolCache(directory: base + "/heapline/symbols")
+    }
+    guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
+    return SymbolCache(directory: home + "/.cache/heapline/symbols")
+  }
+
+  /// The identity of answers from `tool` for the module at `path` with `buildID`, or `nil` when
+  /// a file it depends on cannot be examined (its answers are then not kept).
+  static func identity(tool: String, path: String, buildID: [UInt8]) -> String? {
+    guard !buildID.isEmpty, let tool = stamp(tool), let module = stamp(path) else { return nil }
+    let hex = Self.hex(buildID)
+    let debug = "/usr/lib/debug/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug"
+    return "tool \(tool); module \(module); debug \(stamp(debug) ?? "none")"
+  }
+
+  /// The answers stored for `buildID` under `identity`, by lookup address; empty on any miss.
+  func answers(buildID: [UInt8], identity: String) -> [UInt64: [SymbolizerOutput.Entry]] {
+    let path = file(for: buildID)
+    guard let data = FileManager.default.contents(atPath: path),
+      let answers = Self.decode(Array(data), identity: identity)
+    else { return [:] }
+    utimes(path, nil)  // used now: the last to be pruned
+    return answers
+  }
+
+  /// Adds `answers` to those stored for `buildID` under `identity`. The file is replaced whole
+  /// by a rename, so a reader never sees half of it; a failure to write only loses the answers.
+  func store(
+    _ answers: [UInt64: [SymbolizerOutput.Entry]], buildID: [UInt8], identity: String
+  ) {
+    guard !answers.isEmpty else { return }
+    let path = file(for: buildID)
+    var all = self.answers(buildID: buildID, identity: identity)
+    all.merge(answers) { _, new in new }
+    guard
+      (try? FileManager.default.createDirectory(
+        atPath: directory, withIntermediateDirectories: true)) != nil
+    else { return }
+    let temporary = "\(directory)/.\(Self.hex(buildID)).\(getpid()).tmp"
+    guard
+      FileManager.default.createFile(
+        atPath: temporary, contents: Data(Self.encode(all, identity: identity)))
+    else { return }
+    if rename(temporary, path) != 0 {
+      unlink(temporary)
+      return
+    }
+    prune()
+  }
+
+  private func file(for buildID: [UInt8]) -> String {
+    "\(directory)/\(Self.hex(buildID)).symbols"
+  }
+
+  /// Removes the least recently used files once there are more than ``fileLimit``.
+  private func prune() {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory),
+      names.count > Self.fileLimit
+    else { return }
+    let files = names.filter { $0.hasSuffix(".symbols") }.map { name -> (String, Int) in
+      let path = "\(directory)/\(name)"
+      var info = stat()
+      return (path, stat(path, &info) == 0 ? info.st_mtim.tv_sec : 0)
+    }
+    for (path, _) in files.sorted(by: { $0.1 < $1.1 }).prefix(files.count - Self.fileLimit * 3 / 4)
+    {
+      unlink(path)
+    }
+  }
+
+  private static let magic = Array("heapline symbols 1\n".utf8)
+
+  /// The file's bytes: the magic line, the identity, then the answers as a SYMBOLS payload
+  /// (``StoredSymbols``) of one module.
+  static func encode(_ answers: [UInt64: [SymbolizerOutput.Entry]], identity: String) -> [UInt8] {
+    var symbols = StoredSymbols()
+    // A named module: the payload's reader takes a group only after a string table, and the
+    // answers alone (all unknown, say) may have no strings.
+    let module = TraceModule(path: "cache", loadBias: 0, segments: [])
+    for (address, answer) in answers { symbols.insert(answer, for: module, moduleAddress: address) }
+    var writer = ByteWriter()
+    writer.append(magic)
+    writer.appendLengthPrefixed(Array(identity.utf8))
+    writer.append(symbols.payload)
+    return writer.bytes
+  }
+
+  /// The answers in `bytes`, or `nil` when they are damaged or were made under another identity.
+  static func decode(_ bytes: [UInt8], identity: String) -> [UInt64: [SymbolizerOutput.Entry]]? {
+    guard bytes.starts(with: magic) else { return nil }
+    var cursor = ByteCursor(bytes, position: magic.count)
+    guard let made = try? cursor.readLengthPrefixedBytes(), made.elementsEqual(identity.utf8),
+      let symbols = try? StoredSymbols(payload: Array(bytes[cursor.position...]))
+    else { return nil }
+    var answers: [UInt64: [SymbolizerOutput.Entry]] = [:]
+    for (key, answer) in symbols.entries { answers[key.address] = answer }
+    return answers
+  }
+
+  /// `size:seconds.nanoseconds` of the file `path` leads to, or `nil` if there is none.
+  private static func stamp(_ path: String) -> String? {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return nil }
+    return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+  }
+
+  static func hex(_ bytes: [UInt8]) -> String {
+    bytes.map { String(format: "%02x", $0) }.joined()
+  }
+}

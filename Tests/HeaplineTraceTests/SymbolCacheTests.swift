@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+
+@testable import HeaplineTrace
+
+@Suite(
+  "Symbolizer answers kept between runs, by build ID",
+  .enabled(if: Symbolizer.locateTool() != nil))
+struct SymbolCacheTests {
+  /// A scratch cache, a tool that counts its runs before it runs the real one, and an address
+  /// in this process's C library (a module with a build ID and, here, separate debug info).
+  struct Setup {
+    let directory: String
+    let cache: SymbolCache
+    let tool: String
+    let runs: String
+    let libc: TraceModule
+    let pc: UInt64
+
+    init() throws {
+      directory = try Self.temporaryDirectory()
+      cache = SymbolCache(directory: directory + "/cache")
+      runs = directory + "/runs"
+      tool = directory + "/tool"
+      try Self.writeTool(at: tool, counting: runs, note: "")
+      let function = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "strtol"))
+      pc = UInt64(UInt(bitPattern: function)) + 1  // as a return address inside it
+      libc = try #require(try Self.module(containing: pc), "no mapping of this process holds strtol")
+    }
+
+    /// A symbolizer that runs the counting tool, with the scratch cache.
+    var symbolizer: Symbolizer { Symbolizer(toolPath: tool, cache: cache) }
+
+    /// How many times the tool has run.
+    func toolRuns() -> Int {
+      ((try? String(contentsOfFile: runs, encoding: .utf8)) ?? "").split(separator: "\n").count
+    }
+
+    var file: String { "\(cache.directory)/\(SymbolCache.hex(libc.buildID)).symbols" }
+
+    static func writeTool(at path: String, counting runs: String, note: String) throws {
+      let real = try #require(Symbolizer.locateTool())
+      try Data("#!/bin/sh\n# \(note)\necho run >> '\(runs)'\nexec '\(real)' \"$@\"\n".utf8)
+        .write(to: URL(fileURLWithPath: path))
+      try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+    }
+
+    static func temporaryDirectory() throws -> String {
+      let path = NSTemporaryDirectory() + "/heapline-symbol-cache-" + UUID().uuidString
+      try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+      return path
+    }
+
+    /// The module of this process whose mapping holds `pc`, with its load bias and build ID.
+    static func module(containing pc: UInt64) throws -> TraceModule? {
+      // Read to the end: Foundation reads a file that stat calls empty, as /proc's are, with one
+      // read(2), which stops at a page of whole lines.
+      let handle = try #require(FileHandle(forReadingAtPath: "/proc/self/maps"))
+      let maps = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+      var bias: [String: UInt64] = [:]
+      for line in maps.split(separator: "\n") {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count >= 6, fields[5].hasPrefix("/") else { continue }
+        let range = fields[0].split(separator: "-").compactMap { UInt64($0, radix: 16) }
+        let path = String(fields[5])
+        if UInt64(fields[2], radix: 16) == 0, bias[path] == nil { bias[path] = range[0] }
+        if range[0] <= pc, pc < range[1], let base = bias[path] {
+          let buildID = try #require(ELFBuildID.read(path: path))
+          return TraceModule(
+            path: path, loadBias: base, segments: [.init(start: 0, size: 1 << 40)],
+            buildID: buildID)
+        }
+      }
+      return nil
+    }
+  }
+
+  @Test("a second lookup answers from the cache, the same as the tool, without running it")
+  func secondLookupSkipsTheTool() throws {
+    // Given the answer of the tool with no cache, and a cache that has seen the address once
+    let setup = try Setup()
+    let truth = Symbolizer(toolPath: setup.tool).symbolize([setup.pc], modules: [setup.libc])
+    let first = setup.symbolizer.symbolize([setup.pc], modules: [setup.libc])
+    #expect(setup.toolRuns() == 2)
+    // When it is symbolized again, and its symbols are made for a trace
+    let second = setup.symbolizer.symbolize([setup.pc], modules: [setup.libc])
+    let stored = setup.symbolizer.storedSymbols(for: [setup.pc], modules: [setup.libc])
+    // Then the tool did not run again, and every answer is the tool's
+    #expect(setup.toolRuns() == 2)
+    #expect(first == truth)
+    #expect(second == truth)
+    #expect(truth[setup.pc]?.last?.function != nil)  // one of strtol's names
+    let fromTool = Symbolizer(toolPath: setup.tool).storedSymbols(
+      for: [setup.pc], modules: [setup.libc])
+    #expect(stored.payload == fromTool.payload)
+    #expect(stored.count == 1)
+  }
+
+  @Test("another tool, or a damaged file, is a miss that the tool's answer then replaces")
+  func changedToolOrDamagedFileMisses() throws {
+    // Given a cache that holds the address
+    let setup = try Setup()
+    let truth = setup.symbolizer.symbolize([setup.pc], modules: [setup.libc])
+    #expect(setup.toolRuns() == 1)
+    // When the tool's file changes, the tool runs again
+    try Setup.writeTool(at: setup.tool, counting: setup.runs, note: "a newer toolchain")
+    #expect(setup.symbolizer.symbolize([setup.pc], modules: [setup.libc]) == truth)
+    #expect(setup.toolRuns() == 2)
+    // and when the file is damaged, it runs again and the file is whole once more
+    let whole = try Data(contentsOf: URL(fileURLWithPath: setup.file))
+    try whole.prefix(whole.count - 3).write(to: URL(fileURLWithPath: setup.file))
+    #expect(setup.symbolizer.symbolize([setup.pc], modules: [setup.libc]) == truth)
+    #expect(setup.toolRuns() == 3)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: setup.file)) == whole)
+    #expect(setup.symbolizer.symbolize([setup.pc], modules: [setup.libc]) == truth)
+    #expect(setup.toolRuns() == 3)
+  }
+
+  @Test("a module without a build ID is not cached")
+  func noBuildIDNoCache() throws {
+    let setup = try Setup()
+    var module = setup.libc
+    module.buildID = []
+    let first = setup.symbolizer.symbolize([setup.pc], modules: [module])
+    let second = setup.symbolizer.symbolize([setup.pc], modules: [module])
+    #expect(first == second)
+    #expect(setup.toolRuns() == 2)
+    #expect(!FileManager.default.fileExists(atPath: setup.cache.directory))
+  }
+
+  @Test("past the file limit, the least recently used files go, down to three quarters of it")
+  func prunesLeastRecentlyUsed() throws {
+    // Given a full cache of old files, and one that was used a minute ago
+    let setup = try Setup()
+    let directory = setup.cache.directory
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let old = Date(timeIntervalSinceNow: -86_400)
+    for index in 0..<SymbolCache.fileLimit {
+      let path = "\(directory)/\(String(format: "%040x", index)).symbols"
+      FileManager.default.createFile(atPath: path, contents: Data())
+      let when = index == 7 ? Date(timeIntervalSinceNow: -60) : old
+      try FileManager.default.setAttributes([.modificationDate: when], ofItemAtPath: path)
+    }
+    // When an answer is stored
+    _ = setup.symbolizer.symbolize([setup.pc], modules: [setup.libc])
+    // Then three quarters of the limit are left: the new file, the recent one, and old ones
+    let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+    #expect(names.count == SymbolCache.fileLimit * 3 / 4)
+    #expect(names.contains(SymbolCache.hex(setup.libc.buildID) + ".symbols"))
+    #expect(names.contains(String(format: "%040x", 7) + ".symbols"))
+  }
+
+  @Test("HEAPLINE_SYMBOL_CACHE names the directory or, empty, turns it off; else XDG, else HOME")
+  func standardDirectory() {
+    #expect(SymbolCache.standard(environment: ["HEAPLINE_SYMBOL_CACHE": ""]) == nil)
+    #expect(
+      SymbolCache.standard(environment: ["HEAPLINE_SYMBOL_CACHE": "/c", "HOME": "/h"])?.directory
+        == "/c")
+    #expect(
+      SymbolCache.standard(environment: ["XDG_CACHE_HOME": "/x", "HOME": "/h"])?.directory
+        == "/x/heapline/symbols")
+    #expect(
+      SymbolCache.standard(environment: ["HOME": "/h"])?.directory == "/h/.cache/heapline/symbols")
+    #expect(SymbolCache.standard(environment: [:]) == nil)
+  }
+}
