@@ -59,7 +59,7 @@ public enum ELFBuildID {
     return nil
   }
 
-  private static func bytes(_ descriptor: Int32, offset: UInt64, count: Int) -> [UInt8]? {
+  static func bytes(_ descriptor: Int32, offset: UInt64, count: Int) -> [UInt8]? {
     guard count >= 0, offset < UInt64(Int64.max) else { return nil }
     var buffer = [UInt8](repeating: 0, count: count)
     let read = buffer.withUnsafeMutableBytes {
@@ -68,7 +68,7 @@ public enum ELFBuildID {
     return read == count ? buffer : nil
   }
 
-  private static func integer(_ bytes: [UInt8], at offset: Int, size: Int) -> UInt64 {
+  static func integer(_ bytes: [UInt8], at offset: Int, size: Int) -> UInt64 {
     (0..<size).reduce(UInt64(0)) { value, index in
       value | UInt64(bytes[offset + index]) << (8 * UInt64(index))
     }

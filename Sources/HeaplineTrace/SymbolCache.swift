@@ -41,13 +41,29 @@ public struct SymbolCache: Sendable {
     return SymbolCache(directory: home + "/.cache/heapline/symbols")
   }
 
-  /// The identity of answers from `tool` for the module at `path` with `buildID`, or `nil` when
-  /// a file it depends on cannot be examined (its answers are then not kept).
-  static func identity(tool: String, path: String, buildID: [UInt8]) -> String? {
+  /// The identity of answers from `tool` for the module at `path` with `buildID`, under
+  /// `environment`; `nil` when a file it depends on cannot be examined (its answers are then
+  /// not kept).
+  ///
+  /// It stamps every file the tool's answer may come from: the tool, the module, and its
+  /// separate debug files, by build ID and by `.gnu_debuglink` in the places the tool looks
+  /// (beside the module, in `.debug` there, under `/usr/lib/debug`), and it holds the
+  /// environment the tool reads (`LLVM_SYMBOLIZER_OPTS`, `DEBUGINFOD_URLS`).
+  static func identity(
+    tool: String, path: String, buildID: [UInt8], environment: [String: String]
+  ) -> String? {
     guard !buildID.isEmpty, let tool = stamp(tool), let module = stamp(path) else { return nil }
     let hex = Self.hex(buildID)
-    let debug = "/usr/lib/debug/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug"
-    return "tool \(tool); module \(module); debug \(stamp(debug) ?? "none")"
+    var debugFiles = ["/usr/lib/debug/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug"]
+    if let link = ELFDebugLink.name(path: path) {
+      let directory = path.hasPrefix("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+      debugFiles += [
+        "\(directory)/\(link)", "\(directory)/.debug/\(link)", "/usr/lib/debug\(directory)/\(link)",
+      ]
+    }
+    let debug = debugFiles.map { stamp($0) ?? "none" }.joined(separator: ", ")
+    let settings = ["LLVM_SYMBOLIZER_OPTS", "DEBUGINFOD_URLS"].map { environment[$0] ?? "" }
+    return "tool \(tool); module \(module); debug \(debug); environment \(settings)"
   }
 
   /// The answers stored for `buildID` under `identity`, by lookup address; empty on any miss.
@@ -73,13 +89,14 @@ public struct SymbolCache: Sendable {
       (try? FileManager.default.createDirectory(
         atPath: directory, withIntermediateDirectories: true)) != nil
     else { return }
-    let temporary = "\(directory)/.\(Self.hex(buildID)).\(getpid()).tmp"
+    // Named for this writer alone: two threads of one process may store at once.
+    let temporary = "\(directory)/.\(Self.hex(buildID)).\(UInt64.random(in: 0 ... .max)).tmp"
     guard
       FileManager.default.createFile(
-        atPath: temporary, contents: Data(Self.encode(all, identity: identity)))
-    else { return }
-    if rename(temporary, path) != 0 {
-      unlink(temporary)
+        atPath: temporary, contents: Data(Self.encode(all, identity: identity))),
+      rename(temporary, path) == 0
+    else {
+      unlink(temporary)  // a disk that filled may have left part of it
       return
     }
     prune()
@@ -89,36 +106,48 @@ public struct SymbolCache: Sendable {
     "\(directory)/\(Self.hex(buildID)).symbols"
   }
 
-  /// Removes the least recently used files once there are more than ``fileLimit``.
+  /// Removes the least recently used cache files once there are more than ``fileLimit``. Only
+  /// files named as this cache names them count, and go: the directory may be shared.
   private func prune() {
-    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory),
-      names.count > Self.fileLimit
-    else { return }
-    let files = names.filter { $0.hasSuffix(".symbols") }.map { name -> (String, Int) in
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+      return
+    }
+    let files = names.filter(Self.isCacheFile)
+    guard files.count > Self.fileLimit else { return }
+    let used = files.map { name -> (path: String, time: Int) in
       let path = "\(directory)/\(name)"
       var info = stat()
       return (path, stat(path, &info) == 0 ? info.st_mtim.tv_sec : 0)
     }
-    for (path, _) in files.sorted(by: { $0.1 < $1.1 }).prefix(files.count - Self.fileLimit * 3 / 4)
-    {
-      unlink(path)
+    for file in used.sorted(by: { $0.time < $1.time }).prefix(files.count - Self.fileLimit * 3 / 4) {
+      unlink(file.path)
     }
   }
 
-  private static let magic = Array("heapline symbols 1\n".utf8)
+  /// Whether `name` is a cache file's: a build ID in hexadecimal, then `.symbols`.
+  static func isCacheFile(_ name: String) -> Bool {
+    guard name.hasSuffix(".symbols") else { return false }
+    let id = name.dropLast(".symbols".count)
+    return !id.isEmpty && id.allSatisfy { $0.isHexDigit && !$0.isUppercase }
+  }
 
-  /// The file's bytes: the magic line, the identity, then the answers as a SYMBOLS payload
-  /// (``StoredSymbols``) of one module.
+  private static let magic = Array("heapline symbols 2\n".utf8)
+
+  /// The file's bytes: the magic line, the FNV-1a checksum of the rest, the identity, then the
+  /// answers as a SYMBOLS payload (``StoredSymbols``) of one module.
   static func encode(_ answers: [UInt64: [SymbolizerOutput.Entry]], identity: String) -> [UInt8] {
     var symbols = StoredSymbols()
     // A named module: the payload's reader takes a group only after a string table, and the
     // answers alone (all unknown, say) may have no strings.
     let module = TraceModule(path: "cache", loadBias: 0, segments: [])
     for (address, answer) in answers { symbols.insert(answer, for: module, moduleAddress: address) }
+    var body = ByteWriter()
+    body.appendLengthPrefixed(Array(identity.utf8))
+    body.append(symbols.payload)
     var writer = ByteWriter()
     writer.append(magic)
-    writer.appendLengthPrefixed(Array(identity.utf8))
-    writer.append(symbols.payload)
+    writer.appendUInt32(FNV1a.hash(body.bytes))
+    writer.append(body.bytes)
     return writer.bytes
   }
 
@@ -126,7 +155,10 @@ public struct SymbolCache: Sendable {
   static func decode(_ bytes: [UInt8], identity: String) -> [UInt64: [SymbolizerOutput.Entry]]? {
     guard bytes.starts(with: magic) else { return nil }
     var cursor = ByteCursor(bytes, position: magic.count)
-    guard let made = try? cursor.readLengthPrefixedBytes(), made.elementsEqual(identity.utf8),
+    // A flipped bit could still parse, as another line or name: only a whole file is read.
+    guard let checksum = try? cursor.readUInt32(),
+      FNV1a.hash(bytes[cursor.position...]) == checksum,
+      let made = try? cursor.readLengthPrefixedBytes(), made.elementsEqual(identity.utf8),
       let symbols = try? StoredSymbols(payload: Array(bytes[cursor.position...]))
     else { return nil }
     var answers: [UInt64: [SymbolizerOutput.Entry]] = [:]

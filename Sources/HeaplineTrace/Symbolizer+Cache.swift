@@ -3,18 +3,22 @@ extension Symbolizer {
   /// from one run of the tool for the rest, whose answers the cache then keeps.
   func lookUp(_ queries: [Query]) -> [[SymbolizerOutput.Entry]] {
     guard let cache, let toolPath else { return runTool(queries) }
-    var modules: [[UInt8]: CachedModule] = [:]
+    let environment = Self.currentEnvironment()
+    // By file as well as build ID: one build ID at two paths may be two files (one stripped of
+    // its debug information, say), and each answers for itself.
+    var modules: [ModuleFile: CachedModule] = [:]
     var answers: [[SymbolizerOutput.Entry]] = Array(repeating: [], count: queries.count)
     var misses: [Int] = []
     for (index, query) in queries.enumerated() {
-      if modules[query.buildID] == nil {
+      let file = ModuleFile(query)
+      if modules[file] == nil {
         let identity = SymbolCache.identity(
-          tool: toolPath, path: query.path, buildID: query.buildID)
-        modules[query.buildID] = CachedModule(
+          tool: toolPath, path: query.path, buildID: query.buildID, environment: environment)
+        modules[file] = CachedModule(
           identity: identity,
           known: identity.map { cache.answers(buildID: query.buildID, identity: $0) } ?? [:])
       }
-      if let known = modules[query.buildID]?.known[query.address] {
+      if let known = modules[file]?.known[query.address] {
         answers[index] = known
       } else {
         misses.append(index)
@@ -25,15 +29,26 @@ extension Symbolizer {
     for (index, answer) in zip(misses, fresh) { answers[index] = answer }
     // A run that stopped short may have answered nothing right: keep none of it.
     guard fresh.count == misses.count else { return answers }
-    var added: [[UInt8]: [UInt64: [SymbolizerOutput.Entry]]] = [:]
-    for index in misses where modules[queries[index].buildID]?.identity != nil {
-      added[queries[index].buildID, default: [:]][queries[index].address] =
+    var added: [ModuleFile: [UInt64: [SymbolizerOutput.Entry]]] = [:]
+    for index in misses where modules[ModuleFile(queries[index])]?.identity != nil {
+      added[ModuleFile(queries[index]), default: [:]][queries[index].address] =
         answers[index].filter { $0.function != nil || $0.file != nil }
     }
-    for (buildID, answers) in added {
-      cache.store(answers, buildID: buildID, identity: modules[buildID]!.identity!)
+    for (file, answers) in added {
+      cache.store(answers, buildID: file.buildID, identity: modules[file]!.identity!)
     }
     return answers
+  }
+
+  /// A module file: its path and build ID.
+  private struct ModuleFile: Hashable {
+    var path: String
+    var buildID: [UInt8]
+
+    init(_ query: Query) {
+      path = query.path
+      buildID = query.buildID
+    }
   }
 
   /// What the cache holds for one build ID.

@@ -32,16 +32,34 @@ struct SymbolCacheTests {
     var symbolizer: Symbolizer { Symbolizer(toolPath: tool, cache: cache) }
 
     /// How many times the tool has run.
-    func toolRuns() -> Int {
-      ((try? String(contentsOfFile: runs, encoding: .utf8)) ?? "").split(separator: "\n").count
+    func toolRuns() -> Int { lines(of: runs) }
+
+    /// How many addresses the tool has been asked about, over all its runs.
+    func toolQueries() -> Int { lines(of: runs + ".queries") }
+
+    private func lines(of path: String) -> Int {
+      ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").count
     }
+
+    /// Removes the scratch directory.
+    func remove() { try? FileManager.default.removeItem(atPath: directory) }
 
     var file: String { "\(cache.directory)/\(SymbolCache.hex(libc.buildID)).symbols" }
 
     static func writeTool(at path: String, counting runs: String, note: String) throws {
       let real = try #require(Symbolizer.locateTool())
-      try Data("#!/bin/sh\n# \(note)\necho run >> '\(runs)'\nexec '\(real)' \"$@\"\n".utf8)
-        .write(to: URL(fileURLWithPath: path))
+      // Each run is counted, and the addresses it is asked about are kept.
+      let script = """
+        #!/bin/sh
+        # \(note)
+        echo run >> '\(runs)'
+        input='\(runs).input'
+        cat > "$input"
+        cat "$input" >> '\(runs).queries'
+        exec '\(real)' "$@" < "$input"
+
+        """
+      try Data(script.utf8).write(to: URL(fileURLWithPath: path))
       try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
     }
 
@@ -79,6 +97,7 @@ struct SymbolCacheTests {
   func secondLookupSkipsTheTool() throws {
     // Given the answer of the tool with no cache, and a cache that has seen the address once
     let setup = try Setup()
+    defer { setup.remove() }
     let truth = Symbolizer(toolPath: setup.tool).symbolize([setup.pc], modules: [setup.libc])
     let first = setup.symbolizer.symbolize([setup.pc], modules: [setup.libc])
     #expect(setup.toolRuns() == 2)
@@ -100,6 +119,7 @@ struct SymbolCacheTests {
   func changedToolOrDamagedFileMisses() throws {
     // Given a cache that holds the address
     let setup = try Setup()
+    defer { setup.remove() }
     let truth = setup.symbolizer.symbolize([setup.pc], modules: [setup.libc])
     #expect(setup.toolRuns() == 1)
     // When the tool's file changes, the tool runs again
@@ -114,11 +134,79 @@ struct SymbolCacheTests {
     #expect(try Data(contentsOf: URL(fileURLWithPath: setup.file)) == whole)
     #expect(setup.symbolizer.symbolize([setup.pc], modules: [setup.libc]) == truth)
     #expect(setup.toolRuns() == 3)
+    // and a flipped bit, which could still parse as another line or name, is a miss as well
+    var flipped = whole
+    flipped[whole.count - 2] ^= 0x01
+    try flipped.write(to: URL(fileURLWithPath: setup.file))
+    #expect(setup.symbolizer.symbolize([setup.pc], modules: [setup.libc]) == truth)
+    #expect(setup.toolRuns() == 4)
+  }
+
+  @Test("one build ID at two paths: each file answers for itself, never with the other's answers")
+  func sameBuildIDAtTwoPaths() throws {
+    // Given two copies of the C library, one older, mapped at two places, and a cache that
+    // knows the address in the first
+    let setup = try Setup()
+    defer { setup.remove() }
+    var copies: [TraceModule] = []
+    for (index, age) in [0.0, 3600.0].enumerated() {
+      let path = "\(setup.directory)/copy\(index).so"
+      try FileManager.default.copyItem(atPath: setup.libc.path, toPath: path)
+      try FileManager.default.setAttributes(
+        [.modificationDate: Date(timeIntervalSinceNow: -age)], ofItemAtPath: path)
+      var module = setup.libc
+      module.path = path
+      module.loadBias += UInt64(index) << 36
+      copies.append(module)
+    }
+    let offset = setup.pc - setup.libc.loadBias
+    let pcs = copies.map { $0.loadBias + offset }
+    _ = setup.symbolizer.storedSymbols(for: [pcs[0]], modules: copies)
+    #expect(setup.toolQueries() == 1)
+    // When both are symbolized at once (in either order: a set's)
+    let both = setup.symbolizer.storedSymbols(for: pcs, modules: copies)
+    // Then the tool was asked about the second alone: the first answered from its own entry,
+    // and the second not from the first's
+    #expect(setup.toolQueries() == 2)
+    #expect(both.count == 2)
+  }
+
+  @Test("the identity changes with a debug file by debug link, and with the tool's environment")
+  func identityFollowsDebugFilesAndEnvironment() throws {
+    // Given a copy of the C library, whose debug link names a separate debug file
+    let setup = try Setup()
+    defer { setup.remove() }
+    let path = "\(setup.directory)/libc.so.6"
+    try FileManager.default.copyItem(atPath: setup.libc.path, toPath: path)
+    let link = try #require(ELFDebugLink.name(path: path))
+    #expect(link.hasSuffix(".debug"))
+    func identity(_ environment: [String: String] = [:]) -> String? {
+      SymbolCache.identity(
+        tool: setup.tool, path: path, buildID: setup.libc.buildID, environment: environment)
+    }
+    let before = try #require(identity())
+    // When a debug file appears where the tool looks for it: beside the module, then in .debug
+    FileManager.default.createFile(atPath: "\(setup.directory)/\(link)", contents: Data([1]))
+    let beside = try #require(identity())
+    try FileManager.default.createDirectory(
+      atPath: "\(setup.directory)/.debug", withIntermediateDirectories: true)
+    FileManager.default.createFile(
+      atPath: "\(setup.directory)/.debug/\(link)", contents: Data([1, 2]))
+    let inDebug = try #require(identity())
+    // Then each is another identity, as is another setting the tool reads
+    #expect(Set([before, beside, inDebug]).count == 3)
+    #expect(identity(["LLVM_SYMBOLIZER_OPTS": "--basenames"]) != inDebug)
+    #expect(identity(["DEBUGINFOD_URLS": "https://debuginfod.example"]) != inDebug)
+    #expect(identity(["UNRELATED": "1"]) == inDebug)
+    // and a module without a build ID has none
+    #expect(
+      SymbolCache.identity(tool: setup.tool, path: path, buildID: [], environment: [:]) == nil)
   }
 
   @Test("a module without a build ID is not cached")
   func noBuildIDNoCache() throws {
     let setup = try Setup()
+    defer { setup.remove() }
     var module = setup.libc
     module.buildID = []
     let first = setup.symbolizer.symbolize([setup.pc], modules: [module])
@@ -132,6 +220,7 @@ struct SymbolCacheTests {
   func prunesLeastRecentlyUsed() throws {
     // Given a full cache of old files, and one that was used a minute ago
     let setup = try Setup()
+    defer { setup.remove() }
     let directory = setup.cache.directory
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let old = Date(timeIntervalSinceNow: -86_400)
@@ -148,6 +237,30 @@ struct SymbolCacheTests {
     #expect(names.count == SymbolCache.fileLimit * 3 / 4)
     #expect(names.contains(SymbolCache.hex(setup.libc.buildID) + ".symbols"))
     #expect(names.contains(String(format: "%040x", 7) + ".symbols"))
+  }
+
+  @Test("a shared directory's other files neither count toward the limit nor go")
+  func pruneLeavesOtherFiles() throws {
+    // Given a directory crowded with files that are not the cache's, some named like it
+    let setup = try Setup()
+    defer { setup.remove() }
+    let directory = setup.cache.directory
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let others = (0..<300).map { "notes\($0).txt" } + ["README.symbols", "ABCD.symbols", ".symbols"]
+    for name in others {
+      FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: Data())
+    }
+    // When an answer is stored, then looked up again
+    let first = setup.symbolizer.symbolize([setup.pc], modules: [setup.libc])
+    let second = setup.symbolizer.symbolize([setup.pc], modules: [setup.libc])
+    // Then every other file is still there, and the cache works beside them
+    let names = Set(try FileManager.default.contentsOfDirectory(atPath: directory))
+    #expect(names == Set(others + [SymbolCache.hex(setup.libc.buildID) + ".symbols"]))
+    #expect(first == second)
+    #expect(setup.toolRuns() == 1)
+    #expect(SymbolCache.isCacheFile("0a1b.symbols"))
+    #expect(!SymbolCache.isCacheFile("0A1B.symbols"))
+    #expect(!SymbolCache.isCacheFile(".0a1b.123.tmp"))
   }
 
   @Test("HEAPLINE_SYMBOL_CACHE names the directory or, empty, turns it off; else XDG, else HOME")
