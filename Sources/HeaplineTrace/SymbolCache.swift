@@ -42,28 +42,33 @@ public struct SymbolCache: Sendable {
   }
 
   /// The identity of answers from `tool` for the module at `path` with `buildID`, under
-  /// `environment`; `nil` when a file it depends on cannot be examined (its answers are then
-  /// not kept).
+  /// `environment`; `nil` when they are not to be kept.
   ///
   /// It stamps every file the tool's answer may come from: the tool, the module, and its
   /// separate debug files, by build ID and by `.gnu_debuglink` in the places the tool looks
-  /// (beside the module, in `.debug` there, under `/usr/lib/debug`), and it holds the
-  /// environment the tool reads (`LLVM_SYMBOLIZER_OPTS`, `DEBUGINFOD_URLS`).
+  /// (beside the module, in `.debug` there, under `/usr/lib/debug`). Answers are not kept for
+  /// a module without a build ID, a file that cannot be examined, split DWARF (whose `.dwo`
+  /// files are named inside its units), a path the tool's input cannot spell (it is asked about
+  /// another file), or a tool told where else to look (`LLVM_SYMBOLIZER_OPTS`,
+  /// `DEBUGINFOD_URLS`).
   static func identity(
     tool: String, path: String, buildID: [UInt8], environment: [String: String]
   ) -> String? {
-    guard !buildID.isEmpty, let tool = stamp(tool), let module = stamp(path) else { return nil }
+    guard !buildID.isEmpty, !path.contains(where: { $0 == "\"" || $0 == "\n" }),
+      ["LLVM_SYMBOLIZER_OPTS", "DEBUGINFOD_URLS"].allSatisfy({ environment[$0] ?? "" == "" }),
+      let tool = stamp(tool), let module = stamp(path), let elf = ELFDebugInfo.read(path: path),
+      !elf.mayBeSplit
+    else { return nil }
     let hex = Self.hex(buildID)
     var debugFiles = ["/usr/lib/debug/.build-id/\(hex.prefix(2))/\(hex.dropFirst(2)).debug"]
-    if let link = ELFDebugLink.name(path: path) {
+    if let link = elf.debugLink {
       let directory = path.hasPrefix("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
       debugFiles += [
         "\(directory)/\(link)", "\(directory)/.debug/\(link)", "/usr/lib/debug\(directory)/\(link)",
       ]
     }
     let debug = debugFiles.map { stamp($0) ?? "none" }.joined(separator: ", ")
-    let settings = ["LLVM_SYMBOLIZER_OPTS", "DEBUGINFOD_URLS"].map { environment[$0] ?? "" }
-    return "tool \(tool); module \(module); debug \(debug); environment \(settings)"
+    return "tool \(tool); module \(module); debug \(debug)"
   }
 
   /// The answers stored for `buildID` under `identity`, by lookup address; empty on any miss.
@@ -166,11 +171,14 @@ public struct SymbolCache: Sendable {
     return answers
   }
 
-  /// `size:seconds.nanoseconds` of the file `path` leads to, or `nil` if there is none.
+  /// `size:seconds.nanoseconds`, and whether it is readable, of the file `path` leads to, or
+  /// `nil` if there is none: a debug file made unreadable and readable again keeps its size and
+  /// time.
   private static func stamp(_ path: String) -> String? {
     var info = stat()
     guard stat(path, &info) == 0 else { return nil }
-    return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)"
+    let readable = access(path, R_OK) == 0 ? "r" : "-"
+    return "\(info.st_size):\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(readable)"
   }
 
   static func hex(_ bytes: [UInt8]) -> String {

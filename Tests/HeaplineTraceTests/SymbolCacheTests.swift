@@ -178,7 +178,7 @@ struct SymbolCacheTests {
     defer { setup.remove() }
     let path = "\(setup.directory)/libc.so.6"
     try FileManager.default.copyItem(atPath: setup.libc.path, toPath: path)
-    let link = try #require(ELFDebugLink.name(path: path))
+    let link = try #require(ELFDebugInfo.read(path: path)?.debugLink)
     #expect(link.hasSuffix(".debug"))
     func identity(_ environment: [String: String] = [:]) -> String? {
       SymbolCache.identity(
@@ -193,14 +193,41 @@ struct SymbolCacheTests {
     FileManager.default.createFile(
       atPath: "\(setup.directory)/.debug/\(link)", contents: Data([1, 2]))
     let inDebug = try #require(identity())
-    // Then each is another identity, as is another setting the tool reads
+    // Then each is another identity
     #expect(Set([before, beside, inDebug]).count == 3)
-    #expect(identity(["LLVM_SYMBOLIZER_OPTS": "--basenames"]) != inDebug)
-    #expect(identity(["DEBUGINFOD_URLS": "https://debuginfod.example"]) != inDebug)
     #expect(identity(["UNRELATED": "1"]) == inDebug)
-    // and a module without a build ID has none
+    // and none is kept for a tool told where else to look, a module without a build ID, or a
+    // path the tool's input cannot spell (it is asked about another file)
+    #expect(identity(["LLVM_SYMBOLIZER_OPTS": "--debug-file-directory=/elsewhere"]) == nil)
+    #expect(identity(["DEBUGINFOD_URLS": "https://debuginfod.example"]) == nil)
     #expect(
       SymbolCache.identity(tool: setup.tool, path: path, buildID: [], environment: [:]) == nil)
+    let quoted = "\(setup.directory)/a\"b.so"
+    try FileManager.default.copyItem(atPath: path, toPath: quoted)
+    #expect(
+      SymbolCache.identity(
+        tool: setup.tool, path: quoted, buildID: setup.libc.buildID, environment: [:]) == nil)
+  }
+
+  @Test("a DWARF 5 skeleton unit anywhere in .debug_info marks split DWARF; full units do not")
+  func findsSkeletonUnits() {
+    /// A unit of `length` bytes after its length field: version 5, then `type`, then zeros.
+    func unit(type: UInt8, length: UInt32 = 20) -> [UInt8] {
+      withUnsafeBytes(of: length.littleEndian, Array.init) + [5, 0, type]
+        + [UInt8](repeating: 0, count: Int(length) - 3)
+    }
+    func split(_ section: [UInt8]) -> Bool {
+      ELFDebugInfo.hasSkeletonUnit(size: UInt64(section.count)) { at in
+        let padded = section + [UInt8](repeating: 0, count: 15)
+        return Array(padded[Int(at)..<Int(at) + 15])
+      }
+    }
+    let compile: UInt8 = 0x01, skeleton: UInt8 = 0x04
+    #expect(!split(unit(type: compile) + unit(type: compile, length: 40)))
+    #expect(split(unit(type: compile) + unit(type: skeleton)))
+    #expect(!split([]))
+    // A unit whose length runs past the section's end cannot be walked past: split, to be safe
+    #expect(split(unit(type: compile) + Array(unit(type: compile).prefix(10))))
   }
 
   @Test("a module without a build ID is not cached")
