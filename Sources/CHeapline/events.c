@@ -11,20 +11,36 @@
 
 extern void __libc_free(void *);
 
+// The category of a block whose header names a class seen before, with its info from the
+// thread's cache: what hl_live_name may ask while it holds the block's shard, as neither takes
+// a lock.
+HL_HOOK static int name_known(const uint64_t words[2], void *context, uint32_t *category,
+                              uint32_t *info) {
+  struct hl_buffer *b = context;
+  if (!hl_swift_classify_known(words, category)) return 0;
+  *info = *category ? hl_info_cached(b->infos, b->pending.size, b->pending.stack, *category) : 0;
+  return !*category || *info;
+}
+
 // Writes the thread's previous allocation. It waited until now so that a Swift object's header,
-// which swift_allocObject fills in after malloc returns, can be read to name its class.
+// which swift_allocObject fills in after malloc returns, can be read to name its class. A class
+// seen before is named in one hold of the block's shard; a new one, or an info not in the
+// thread's cache, takes locks of its own, so the shard is let go first and taken again.
 HL_HOOK static void hl_finish_pending(struct hl_buffer *b) {
   struct hl_pending *p = &b->pending;
   if (!p->valid) return;
   if (hl_swift_present && p->category == 0 && p->size >= 16) {
     uint64_t words[2];
-    if (hl_live_peek(p->addr, b->serial, p->counter, words)) {
-      uint32_t cat = hl_swift_classify_in(b, p->size, words);
-      uint32_t info = cat ? hl_info_intern(b->infos, p->size, p->stack, cat) : 0;
-      if (cat && hl_live_set_category(p->addr, p->counter, cat, info)) {
-        p->category = cat;
-        p->info = info;
-      }
+    uint32_t cat = 0, info = 0;
+    int named = hl_live_name(p->addr, b->serial, p->counter, words, name_known, b, &cat, &info);
+    if (named == 2) {
+      cat = hl_swift_classify_in(b, p->size, words);
+      info = cat ? hl_info_intern(b->infos, p->size, p->stack, cat) : 0;
+      if (!cat || !hl_live_set_category(p->addr, p->counter, cat, info)) cat = 0;
+    }
+    if (named && cat) {
+      p->category = cat;
+      p->info = info;
     }
   }
   hl_emit_alloc_pending(b);

@@ -79,16 +79,24 @@ static uint32_t find_or_add(uint64_t h, uint64_t size, uint32_t stack, uint32_t 
   return n;
 }
 
+// The info the thread's cache holds for (size, stack, category), or 0. Takes no lock, so that
+// it may be asked while a live-table shard is held.
+HL_HOOK uint32_t hl_info_cached(const uint32_t *cache, uint64_t size, uint32_t stack,
+                                uint32_t category) {
+  if (!cache || size >> 32) return 0;
+  uint32_t i = cache[info_hash(size, stack, category) >> (64 - HL_INFO_CACHE_BITS)];
+  return i && i < atomic_load_explicit(&hl_info_count, memory_order_acquire) &&
+                 same(info_at(i), size, stack, category)
+             ? i
+             : 0;
+}
+
 HL_HOOK uint32_t hl_info_intern(uint32_t *cache, uint64_t size, uint32_t stack, uint32_t category) {
   if (size >> 32) return 0;
+  uint32_t known = hl_info_cached(cache, size, stack, category);
+  if (known) return known;
   uint64_t h = info_hash(size, stack, category);
   uint32_t *cached = cache ? &cache[h >> (64 - HL_INFO_CACHE_BITS)] : NULL;
-  if (cached) {
-    uint32_t i = *cached;
-    if (i && i < atomic_load_explicit(&hl_info_count, memory_order_acquire) &&
-        same(info_at(i), size, stack, category))
-      return i;
-  }
   hl_spin_lock(&hl_info_lock);
   uint32_t i = find_or_add(h, size, stack, category);
   hl_spin_unlock(&hl_info_lock);

@@ -298,6 +298,7 @@ struct hl_block {
 };
 // Allocation infos (infos.c): `cache` is a thread's hl_buffer.infos, or NULL. 0: no room.
 uint32_t hl_info_intern(uint32_t *cache, uint64_t size, uint32_t stack, uint32_t category);
+uint32_t hl_info_cached(const uint32_t *cache, uint64_t size, uint32_t stack, uint32_t category);
 void hl_info_get(uint32_t info, uint64_t *size, uint32_t *stack, uint32_t *category);
 void hl_infos_reset(void);
 uint64_t hl_infos_memory(void);
@@ -307,8 +308,11 @@ int hl_live_remove(uint64_t addr, struct hl_block *out);
 void hl_live_put_back(const struct hl_block *blk);  // hooks.c: after a failed realloc
 // Reads the first two words of a block that is still the allocation (serial, counter), holding
 // the block's shard so that no other thread can free it meanwhile. Returns 0 when it is gone.
-int hl_live_peek(uint64_t addr, uint32_t serial, uint64_t counter, uint64_t words[2]);
 int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category, uint32_t info);
+typedef int (*hl_namer)(const uint64_t words[2], void *context, uint32_t *category,
+                        uint32_t *info);
+int hl_live_name(uint64_t addr, uint32_t serial, uint64_t counter, uint64_t words[2],
+                 hl_namer name, void *context, uint32_t *category, uint32_t *info);
 uint64_t hl_live_bytes_in(uint32_t category, uint64_t *blocks);
 void hl_live_clear(void);
 void hl_live_memory(uint64_t *bytes, uint64_t *blocks);  // what the table maps, what it holds
@@ -331,6 +335,7 @@ void hl_categories_emit_pending(struct hl_buffer *b);  // on the shim's thread
 // swifttypes.c
 void hl_swift_init(void);
 uint32_t hl_swift_classify_in(struct hl_buffer *b, uint64_t size, const uint64_t words[2]);
+int hl_swift_classify_known(const uint64_t words[2], uint32_t *category);
 void hl_swift_begin(void);
 void hl_swift_name_pending(struct hl_buffer *b);  // names new Swift types; never in a hook
 extern int hl_swift_present;

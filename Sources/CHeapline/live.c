@@ -235,21 +235,21 @@ HL_HOOK int hl_live_remove(uint64_t addr, struct hl_block *out) {
   return big >= 0;
 }
 
-HL_HOOK int hl_live_peek(uint64_t addr, uint32_t serial, uint64_t counter, uint64_t words[2]) {
-  struct hl_shard *s = shard_of(addr);
-  hl_spin_lock(&s->lock);
-  uint32_t j;
-  struct hl_block blk;
-  int big = locate(s, addr, &j);
-  if (big >= 0) unpack(&s->table[big], big, j, &blk);
-  int ok = big >= 0 && blk.serial == serial && blk.counter == counter;
-  if (ok) memcpy(words, (const void *)(uintptr_t)addr, 2 * sizeof *words);
-  hl_spin_unlock(&s->lock);
-  return ok;
+// Gives the block at slot `j` of table `big` of `s` a new category. `info` is the block's info
+// with it, or 0 when there was no room for it: then the block moves to the side table.
+static void recategorize(struct hl_shard *s, int big, uint32_t j, struct hl_block *blk,
+                         uint32_t category, uint32_t info) {
+  if (!big && info) {
+    struct hl_slot *slot = slot_at(&s->table[0], 0, j);
+    slot->counter_info = blk->counter | (uint64_t)info << 40;
+    return;
+  }
+  erase(&s->table[big], big, j);
+  blk->category = category;
+  blk->info = info;
+  if (!store(s, blk)) hl_lost(HL_LOST_MEMORY);
 }
 
-// `info` is the block's info with the new category, or 0 when there was no room for it: then
-// the block moves to the side table.
 HL_HOOK int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category,
                                  uint32_t info) {
   struct hl_shard *s = shard_of(addr);
@@ -259,17 +259,33 @@ HL_HOOK int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t categ
   int big = locate(s, addr, &j);
   if (big >= 0) unpack(&s->table[big], big, j, &blk);
   int ok = big >= 0 && blk.counter == counter;
-  if (ok && !big && info) {
-    struct hl_slot *slot = slot_at(&s->table[0], 0, j);
-    slot->counter_info = blk.counter | (uint64_t)info << 40;
-  } else if (ok) {
-    erase(&s->table[big], big, j);
-    blk.category = category;
-    blk.info = info;
-    if (!store(s, &blk)) hl_lost(HL_LOST_MEMORY);
-  }
+  if (ok) recategorize(s, big, j, &blk, category, info);
   hl_spin_unlock(&s->lock);
   return ok;
+}
+
+// Reads the first two words of the block allocated as (`serial`, `counter`) and names its
+// category from them, in one hold of its shard: the block cannot be freed meanwhile. `name` is
+// called with the shard held, so it takes no lock: it answers 1 with the category (0 for none)
+// and its info, or 0 when it cannot tell without locks. Returns 0 when the block is no longer
+// the one allocated, 1 when its category is settled (and set, unless 0), and 2 when `name`
+// could not tell: `words` then holds the block's first words, for hl_live_set_category after.
+HL_HOOK int hl_live_name(uint64_t addr, uint32_t serial, uint64_t counter, uint64_t words[2],
+                         hl_namer name, void *context, uint32_t *category, uint32_t *info) {
+  struct hl_shard *s = shard_of(addr);
+  hl_spin_lock(&s->lock);
+  uint32_t j;
+  struct hl_block blk;
+  int big = locate(s, addr, &j);
+  if (big >= 0) unpack(&s->table[big], big, j, &blk);
+  int result = 0;
+  if (big >= 0 && blk.serial == serial && blk.counter == counter) {
+    memcpy(words, (const void *)(uintptr_t)addr, 2 * sizeof *words);
+    result = name(words, context, category, info) ? 1 : 2;
+    if (result == 1 && *category) recategorize(s, big, j, &blk, *category, *info);
+  }
+  hl_spin_unlock(&s->lock);
+  return result;
 }
 
 // Calls `each` for every live block of shard `i`, with its reference for hl_live_block_at.

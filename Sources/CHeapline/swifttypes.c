@@ -62,13 +62,42 @@ HL_HOOK static uint32_t examine(struct hl_buffer *b, uintptr_t md, uint64_t size
   }
 }
 
+// Whether the first two words of a block can be an object's header at all: its metadata, and a
+// fresh object's refcount word (unowned count 1 and the pure-Swift-dealloc bit, 3, or a side
+// table, the top bit). Other first words are not looked up.
+static inline int object_header(const uint64_t w[2]) {
+  uintptr_t md = (uintptr_t)w[0];
+  return md >= 4096 && !(md & 7) && md < (1ull << 47) &&
+         ((w[1] & 0xFFFFFFFFu) == 3 || (w[1] >> 63));
+}
+
+static inline size_t type_slot(uintptr_t md) {
+  return (size_t)((md >> 3) * 0x9E3779B97F4A7C15ull >> 40) & (HL_TYPES - 1);
+}
+
+// The category of the block whose first words are `w` when that needs no lock and no new
+// entry: 1 with `*category` (0 for no class) when known, 0 when only hl_swift_classify_in can
+// tell (a metadata word not seen before). Asked while a live-table shard is held.
+HL_HOOK int hl_swift_classify_known(const uint64_t w[2], uint32_t *category) {
+  *category = 0;
+  if (!object_header(w)) return 1;
+  uintptr_t md = (uintptr_t)w[0];
+  size_t slot = type_slot(md);
+  for (size_t probe = 0; probe < 64; probe++, slot = (slot + 1) & (HL_TYPES - 1)) {
+    uintptr_t seen = atomic_load_explicit(&hl_types[slot].metadata, memory_order_acquire);
+    if (!seen) return 0;
+    if (seen != md) continue;
+    uint32_t cat = atomic_load_explicit(&hl_types[slot].category, memory_order_acquire);
+    *category = cat == HL_NOT_SWIFT ? 0 : cat;  // 0 while another thread fills it in
+    return 1;
+  }
+  return 1;  // as hl_swift_classify_in: past 64 probes, no class
+}
+
 HL_HOOK uint32_t hl_swift_classify_in(struct hl_buffer *b, uint64_t size, const uint64_t w[2]) {
   uintptr_t md = (uintptr_t)w[0];
-  // A fresh object's refcount word: unowned count 1 and the pure-Swift-dealloc bit (3), or a
-  // side table (top bit). Other first words are not objects and are not looked up at all.
-  if (md < 4096 || (md & 7) || md >= (1ull << 47)) return 0;
-  if ((w[1] & 0xFFFFFFFFu) != 3 && !(w[1] >> 63)) return 0;
-  size_t mask = HL_TYPES - 1, slot = (size_t)((md >> 3) * 0x9E3779B97F4A7C15ull >> 40) & mask;
+  if (!object_header(w)) return 0;
+  size_t mask = HL_TYPES - 1, slot = type_slot(md);
   for (size_t probe = 0; probe < 64; probe++, slot = (slot + 1) & mask) {
     uintptr_t seen = atomic_load_explicit(&hl_types[slot].metadata, memory_order_acquire);
     if (seen == md) {
