@@ -7,7 +7,10 @@
 ///
 /// At equal times, allocations (of malloc blocks and backing stores) come before RSS samples,
 /// marks, memory events and frees, and then chunks in the order they were opened, so the order
-/// is deterministic and a free never precedes its allocation across threads.
+/// is deterministic. A free never precedes its allocation across threads: times are kept to a
+/// grain (1,024 ns), and a thread's ALLOC may stand behind its other events of the same grain
+/// when another thread's free of that block is met, so such a free is held until the ALLOC
+/// (and returned just after it), or until the merge passes its time.
 ///
 /// ```swift
 /// var stream = reader.events()
@@ -35,6 +38,15 @@ public struct TraceEventStream {
   public private(set) var eventCount: UInt64 = 0
   private var allocCount: UInt64 = 0
   private var freeCount: UInt64 = 0
+  /// Frees of another thread's block met before the block's ALLOC, all of one time.
+  private var heldFrees: [FreeEvent] = []
+  /// Events to return before merging on, from `readyIndex`; and an event merged, not yet looked
+  /// at, behind frees that were let go.
+  private var ready: [TraceEvent] = []
+  private var readyIndex = 0
+  private var carried: TraceEvent?
+  /// By thread serial: one past the highest ALLOC counter returned.
+  private var allocatedThrough: [UInt64] = []
 
   init(reader: TraceReader) {
     self.reader = reader
@@ -47,6 +59,91 @@ public struct TraceEventStream {
   ///
   /// - Throws: ``TraceError`` when a chunk's payload is damaged; the error names its offset.
   public mutating func next() throws(TraceError) -> TraceEvent? {
+    guard readyIndex == ready.count, carried == nil, heldFrees.isEmpty else {
+      return try nextAfterHeld()
+    }
+    guard let event = try merged() else { return nil }
+    switch event {
+    case .alloc(let alloc):
+      noteAllocated(alloc.id)
+    case .free(let free) where free.threadSerial != free.id.threadSerial && !isAllocated(free.id):
+      heldFrees.append(free)
+      return try nextAfterHeld()
+    default:
+      break
+    }
+    return event
+  }
+
+  /// `next()` while frees are held, or events wait to be returned.
+  private mutating func nextAfterHeld() throws(TraceError) -> TraceEvent? {
+    if readyIndex < ready.count { return takeReady() }
+    while true {
+      let event: TraceEvent?
+      if let waiting = carried {
+        event = waiting
+        carried = nil
+      } else {
+        event = try merged()
+      }
+      if let held = heldFrees.first, event.map({ $0.time > held.time }) ?? true {
+        // Past their time, their ALLOCs are not coming (never recorded, or made before the
+        // trace): they go as they were met, unmatched, before the event.
+        ready = heldFrees.map(TraceEvent.free)
+        heldFrees.removeAll(keepingCapacity: true)
+        carried = event
+        return takeReady()
+      }
+      guard let event else { return nil }
+      switch event {
+      case .alloc(let alloc):
+        noteAllocated(alloc.id)
+        if let index = heldFrees.firstIndex(where: { $0.id == alloc.id }) {
+          var free = heldFrees.remove(at: index)
+          free.time = max(free.time, alloc.time)
+          ready.append(.free(free))
+        }
+        return event
+      case .free(let free)
+      where free.threadSerial != free.id.threadSerial && !isAllocated(free.id):
+        heldFrees.append(free)
+      default:
+        return event
+      }
+    }
+  }
+
+  private mutating func takeReady() -> TraceEvent {
+    let event = ready[readyIndex]
+    readyIndex += 1
+    if readyIndex == ready.count {
+      ready.removeAll(keepingCapacity: true)
+      readyIndex = 0
+    }
+    return event
+  }
+
+  /// Thread serials past this are not followed: their frees are never held.
+  private static let followedSerials = 1 << 16
+
+  private mutating func noteAllocated(_ id: AllocID) {
+    let serial = Int(id.threadSerial)
+    guard serial < Self.followedSerials else { return }
+    if serial >= allocatedThrough.count {
+      allocatedThrough.append(contentsOf: repeatElement(0, count: serial + 1 - allocatedThrough.count))
+    }
+    allocatedThrough[serial] = max(allocatedThrough[serial], id.counter &+ 1)
+  }
+
+  private func isAllocated(_ id: AllocID) -> Bool {
+    let serial = Int(id.threadSerial)
+    guard serial < Self.followedSerials else { return true }
+    return serial < allocatedThrough.count && id.counter < allocatedThrough[serial]
+  }
+
+  /// The next event of the merge of the chunks, in time order.
+  @inline(__always)
+  private mutating func merged() throws(TraceError) -> TraceEvent? {
     while nextPending < pending.count {
       let candidate = pending[nextPending]
       if let earliest = heap.min, candidate.baseTime > earliest.time { break }
@@ -100,6 +197,10 @@ public struct TraceEventStream {
   /// ends in the order they were opened, then the chunks not opened yet in the merge's order,
   /// without the merge (several times faster than reading the events one by one).
   public mutating func drainMetadata() throws(TraceError) {
+    heldFrees.removeAll()
+    ready.removeAll()
+    readyIndex = 0
+    carried = nil
     for key in heap.elements.sorted(by: { $0.order < $1.order }) {
       count(heads[key.slot])
       while let event = try cursors[key.slot].nextEvent(metadata: &metadata) { count(event) }

@@ -87,6 +87,51 @@ struct EventMergeTests {
     #expect(stats.totals.liveBytes == 0)
   }
 
+  @Test("a free of a block whose ALLOC stands behind its thread's other events of that time waits")
+  func crossThreadFreeWaitsForItsAllocation() throws {
+    // Given thread A freeing y and then allocating x in one grain, and thread B freeing x in
+    // that grain, B's chunk opened first (so first among equals), and a free by B of a block
+    // never allocated
+    var writer = TraceWriter()
+    var chunkA = writer.makeChunk(threadSerial: 1)
+    let y = chunkA.alloc(at: 10, size: 16, address: 0x100)
+    chunkA.free(at: 50, y)
+    let x = chunkA.alloc(at: 50, size: 64, address: 0x200)
+    chunkA.alloc(at: 80, size: 8, address: 0x300)
+    var chunkB = writer.makeChunk(threadSerial: 2)
+    chunkB.alloc(at: 5, size: 4, address: 0x500)
+    chunkB.free(at: 50, x)
+    chunkB.free(at: 60, AllocID(threadSerial: 1, counter: 9))
+    chunkB.alloc(at: 70, size: 32, address: 0x400)
+    writer.append(chunkB)
+    writer.append(chunkA)
+    writer.appendTrailer(endTime: 100)
+    let trace = try TemporaryTrace(writer)
+
+    // When the events are streamed
+    let events = try trace.events().events
+
+    // Then B's free of x comes after A's ALLOC of x, the free of the block never allocated
+    // in its place, and the figures match every free but that one
+    let order = events.map { event -> String in
+      switch event {
+      case .alloc(let alloc): "alloc \(alloc.id.threadSerial):\(alloc.id.counter)@\(alloc.time)"
+      case .free(let free): "free \(free.id.threadSerial):\(free.id.counter)@\(free.time)"
+      default: "other"
+      }
+    }
+    #expect(
+      order == [
+        "alloc 2:0@5", "alloc 1:0@10", "free 1:0@50", "alloc 1:1@50", "free 1:1@50",
+        "free 1:9@60", "alloc 2:1@70", "alloc 1:2@80",
+      ])
+    let stats = try Statistics(contentsOf: trace.path)
+    #expect(stats.totals.freeCount == 2)
+    #expect(stats.totals.unmatchedFreeCount == 1)
+    #expect(stats.totals.liveBytes == 44)
+    #expect(stats.totals.peakLiveBytes == 68)
+  }
+
   @Test("addresses are rebuilt from deltas, including going down")
   func addressDeltas() throws {
     var writer = TraceWriter()
