@@ -37,7 +37,8 @@ public struct ELFDebugInfo: Hashable, Sendable {
     }
     func contents(of index: Int, limit: UInt64) -> [UInt8]? {
       guard field(index, 32, 8) <= limit else { return nil }
-      return ELFBuildID.bytes(descriptor, offset: field(index, 24, 8), count: Int(field(index, 32, 8)))
+      return ELFBuildID.bytes(
+        descriptor, offset: field(index, 24, 8), count: Int(field(index, 32, 8)))
     }
     guard let names = contents(of: namesIndex, limit: 1 << 20) else { return nil }
     func name(of index: Int) -> String {
@@ -58,11 +59,8 @@ public struct ELFDebugInfo: Hashable, Sendable {
       case ".debug_info":
         let compressed = field(index, 8, 8) & 0x800 != 0  // SHF_COMPRESSED
         let start = field(index, 24, 8), size = field(index, 32, 8)
-        if compressed
-          || Self.hasSkeletonUnit(size: size, read: { ELFBuildID.bytes(descriptor, offset: start + $0, count: 15) })
-        {
-          info.mayBeSplit = true
-        }
+        let header = { ELFBuildID.bytes(descriptor, offset: start + $0, count: 15) }
+        if compressed || Self.hasSkeletonUnit(size: size, read: header) { info.mayBeSplit = true }
       default:
         break
       }

@@ -124,9 +124,8 @@ public struct SymbolCache: Sendable {
       var info = stat()
       return (path, stat(path, &info) == 0 ? info.st_mtim.tv_sec : 0)
     }
-    for file in used.sorted(by: { $0.time < $1.time }).prefix(files.count - Self.fileLimit * 3 / 4) {
-      unlink(file.path)
-    }
+    let oldest = used.sorted { $0.time < $1.time }.prefix(files.count - Self.fileLimit * 3 / 4)
+    for file in oldest { unlink(file.path) }
   }
 
   /// Whether `name` is a cache file's: a build ID in hexadecimal, then `.symbols`.

@@ -130,7 +130,8 @@ public struct TraceEventStream {
     let serial = Int(id.threadSerial)
     guard serial < Self.followedSerials else { return }
     if serial >= allocatedThrough.count {
-      allocatedThrough.append(contentsOf: repeatElement(0, count: serial + 1 - allocatedThrough.count))
+      let missing = serial + 1 - allocatedThrough.count
+      allocatedThrough.append(contentsOf: repeatElement(0, count: missing))
     }
     allocatedThrough[serial] = max(allocatedThrough[serial], id.counter &+ 1)
   }

@@ -25,7 +25,8 @@ struct SymbolCacheTests {
       try Self.writeTool(at: tool, counting: runs, note: "")
       let function = try #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "strtol"))
       pc = UInt64(UInt(bitPattern: function)) + 1  // as a return address inside it
-      libc = try #require(try Self.module(containing: pc), "no mapping of this process holds strtol")
+      libc = try #require(
+        try Self.module(containing: pc), "no mapping of this process holds strtol")
     }
 
     /// A symbolizer that runs the counting tool, with the scratch cache.
