@@ -75,41 +75,47 @@ static inline size_t type_slot(uintptr_t md) {
   return (size_t)((md >> 3) * 0x9E3779B97F4A7C15ull >> 40) & (HL_TYPES - 1);
 }
 
+// Looks `md` up in the type table: returns its slot, or the empty slot where it would go, with
+// `*seen` the metadata word there (`md`, or 0); -1 past 64 probes.
+HL_HOOK static long find_type(uintptr_t md, uintptr_t *seen) {
+  size_t slot = type_slot(md);
+  for (size_t probe = 0; probe < 64; probe++, slot = (slot + 1) & (HL_TYPES - 1)) {
+    *seen = atomic_load_explicit(&hl_types[slot].metadata, memory_order_acquire);
+    if (!*seen || *seen == md) return (long)slot;
+  }
+  return -1;
+}
+
+// The category of the type in `slot`: 0 for no class, and 0 while another thread fills it in.
+HL_HOOK static uint32_t category_at(long slot) {
+  uint32_t cat = atomic_load_explicit(&hl_types[slot].category, memory_order_acquire);
+  return cat == HL_NOT_SWIFT ? 0 : cat;
+}
+
 // The category of the block whose first words are `w` when that needs no lock and no new
 // entry: 1 with `*category` (0 for no class) when known, 0 when only hl_swift_classify_in can
 // tell (a metadata word not seen before). Asked while a live-table shard is held.
 HL_HOOK int hl_swift_classify_known(const uint64_t w[2], uint32_t *category) {
   *category = 0;
-  if (!object_header(w)) return 1;
-  uintptr_t md = (uintptr_t)w[0];
-  size_t slot = type_slot(md);
-  for (size_t probe = 0; probe < 64; probe++, slot = (slot + 1) & (HL_TYPES - 1)) {
-    uintptr_t seen = atomic_load_explicit(&hl_types[slot].metadata, memory_order_acquire);
-    if (!seen) return 0;
-    if (seen != md) continue;
-    uint32_t cat = atomic_load_explicit(&hl_types[slot].category, memory_order_acquire);
-    *category = cat == HL_NOT_SWIFT ? 0 : cat;  // 0 while another thread fills it in
-    return 1;
-  }
-  return 1;  // as hl_swift_classify_in: past 64 probes, no class
+  uintptr_t seen = 0;
+  long slot = object_header(w) ? find_type((uintptr_t)w[0], &seen) : -1;
+  if (slot < 0) return 1;  // not an object, or past 64 probes: no class
+  if (!seen) return 0;
+  *category = category_at(slot);
+  return 1;
 }
 
 HL_HOOK uint32_t hl_swift_classify_in(struct hl_buffer *b, uint64_t size, const uint64_t w[2]) {
-  uintptr_t md = (uintptr_t)w[0];
   if (!object_header(w)) return 0;
-  size_t mask = HL_TYPES - 1, slot = type_slot(md);
-  for (size_t probe = 0; probe < 64; probe++, slot = (slot + 1) & mask) {
-    uintptr_t seen = atomic_load_explicit(&hl_types[slot].metadata, memory_order_acquire);
-    if (seen == md) {
-      uint32_t cat = atomic_load_explicit(&hl_types[slot].category, memory_order_acquire);
-      return cat == HL_NOT_SWIFT ? 0 : cat;  // 0 while another thread fills it in
-    }
-    if (seen) continue;
+  uintptr_t md = (uintptr_t)w[0], seen;
+  long slot;
+  while ((slot = find_type(md, &seen)) >= 0) {
+    if (seen) return category_at(slot);
     hl_spin_lock(&hl_types_lock);
     int mine = atomic_load(&hl_types[slot].metadata) == 0;
     if (mine) atomic_store(&hl_types[slot].metadata, md);
     hl_spin_unlock(&hl_types_lock);
-    if (!mine) { slot = (slot - 1) & mask; continue; }  // taken meanwhile: look at it again
+    if (!mine) continue;  // taken meanwhile: look again, at it or past it
     uint32_t cat = examine(b, md, size);
     if (cat && (cat - HL_REGISTERED_CATEGORY) < HL_TYPES) {
       uint32_t n = atomic_load(&hl_class_count);
