@@ -306,9 +306,10 @@ void hl_live_init(void);
 void hl_live_insert(const struct hl_block *blk, struct hl_block *evicted, int *had_evicted);
 int hl_live_remove(uint64_t addr, struct hl_block *out);
 void hl_live_put_back(const struct hl_block *blk);  // hooks.c: after a failed realloc
-// Reads the first two words of a block that is still the allocation (serial, counter), holding
-// the block's shard so that no other thread can free it meanwhile. Returns 0 when it is gone.
+// A block's category, set while it is still the allocation `counter`; returns 0 when it is gone.
 int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category, uint32_t info);
+// Reads the first two words of a block that is still the allocation (serial, counter) and names
+// it from them, holding the block's shard so that no other thread can free it meanwhile (live.c).
 typedef int (*hl_namer)(const uint64_t words[2], void *context, uint32_t *category,
                         uint32_t *info);
 int hl_live_name(uint64_t addr, uint32_t serial, uint64_t counter, uint64_t words[2],

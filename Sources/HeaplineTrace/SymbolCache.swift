@@ -7,12 +7,12 @@ import Foundation
 /// few addresses it is asked about. The answers for a build ID do not change, so they are kept
 /// and looked up first, as `perf`'s build-ID cache and debuginfod's client keep theirs.
 ///
-/// A file answers only for the setup that wrote it, its *identity*: the same tool file, the same
-/// module file, and the same separate debug file under `/usr/lib/debug/.build-id` (or none).
-/// A new toolchain, a reinstalled package or debug symbols installed since make it a miss, and
-/// the next run writes it afresh. A damaged or unreadable file is a miss too: the cache can cost
-/// a lookup but never change an answer. At most ``fileLimit`` files are kept; past that, the
-/// ones used least recently go.
+/// A file answers only for the setup that wrote it, its *identity* (see
+/// ``identity(tool:path:buildID:environment:)``): the same tool file, module file and separate
+/// debug files. A new toolchain, a reinstalled package or debug symbols installed since make it
+/// a miss, and the next run writes it afresh. A damaged or unreadable file is a miss too: the
+/// cache can cost a lookup but never change an answer. At most ``fileLimit`` files are kept;
+/// past that, the ones used least recently go.
 public struct SymbolCache: Sendable {
   /// The directory of cache files.
   public var directory: String
