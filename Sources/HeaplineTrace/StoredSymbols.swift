@@ -188,7 +188,7 @@ extension Symbolizer {
     guard !queries.isEmpty else { return symbols }
     let answers = lookUp(queries)
     for (place, answer) in zip(places, answers) {
-      let known = answer.filter { $0.function != nil || $0.file != nil }
+      let known = answer.filter(\.isKnown)
       if !known.isEmpty { symbols.insert(known, for: place.module, moduleAddress: place.address) }
     }
     return symbols

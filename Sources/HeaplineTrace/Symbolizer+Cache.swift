@@ -30,9 +30,10 @@ extension Symbolizer {
     // A run that stopped short may have answered nothing right: keep none of it.
     guard fresh.count == misses.count else { return answers }
     var added: [ModuleFile: [UInt64: [SymbolizerOutput.Entry]]] = [:]
-    for index in misses where modules[ModuleFile(queries[index])]?.identity != nil {
-      added[ModuleFile(queries[index]), default: [:]][queries[index].address] =
-        answers[index].filter { $0.function != nil || $0.file != nil }
+    for index in misses {
+      let file = ModuleFile(queries[index])
+      guard modules[file]?.identity != nil else { continue }
+      added[file, default: [:]][queries[index].address] = answers[index].filter(\.isKnown)
     }
     for (file, answers) in added {
       cache.store(answers, buildID: file.buildID, identity: modules[file]!.identity!)
@@ -51,7 +52,7 @@ extension Symbolizer {
     }
   }
 
-  /// What the cache holds for one build ID.
+  /// What the cache holds for one module file: `identity` is `nil` when nothing is kept for it.
   private struct CachedModule {
     var identity: String?
     var known: [UInt64: [SymbolizerOutput.Entry]]

@@ -128,7 +128,7 @@ public struct Symbolizer: Sendable {
 
   /// Builds frames from a symbolizer answer; an empty or unknown answer keeps just `base`.
   static func frames(base: SymbolizedFrame, answer: [SymbolizerOutput.Entry]) -> [SymbolizedFrame] {
-    let known = answer.filter { $0.function != nil || $0.file != nil }
+    let known = answer.filter(\.isKnown)
     guard !known.isEmpty else { return [base] }
     return known.enumerated().map { index, entry in
       var frame = base

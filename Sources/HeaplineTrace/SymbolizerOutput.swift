@@ -17,6 +17,9 @@ enum SymbolizerOutput {
     var file: String?
     var line: Int?
     var column: Int?
+
+    /// Whether the tool knew anything of the address: a function or a file (`??` is neither).
+    var isKnown: Bool { function != nil || file != nil }
   }
 
   /// The blocks of `text`, one per input address, in input order.
