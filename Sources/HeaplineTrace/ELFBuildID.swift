@@ -14,9 +14,7 @@ public enum ELFBuildID {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
-    guard let header = bytes(descriptor, offset: 0, count: 64), header.count == 64,
-      header.starts(with: [0x7f, 0x45, 0x4c, 0x46]), header[4] == 2, header[5] == 1
-    else { return nil }
+    guard let header = fileHeader(descriptor) else { return nil }
     let programHeaders = integer(header, at: 32, size: 8)
     let entrySize = integer(header, at: 54, size: 2)
     let entryCount = integer(header, at: 56, size: 2)
@@ -57,6 +55,15 @@ public enum ELFBuildID {
       at = next
     }
     return nil
+  }
+
+  /// The 64-byte file header of the ELF file open as `descriptor`, when it is a 64-bit
+  /// little-endian one.
+  static func fileHeader(_ descriptor: Int32) -> [UInt8]? {
+    guard let header = bytes(descriptor, offset: 0, count: 64),
+      header.starts(with: [0x7f, 0x45, 0x4c, 0x46]), header[4] == 2, header[5] == 1
+    else { return nil }
+    return header
   }
 
   static func bytes(_ descriptor: Int32, offset: UInt64, count: Int) -> [UInt8]? {

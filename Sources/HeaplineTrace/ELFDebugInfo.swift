@@ -22,9 +22,7 @@ public struct ELFDebugInfo: Hashable, Sendable {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
-    guard let header = ELFBuildID.bytes(descriptor, offset: 0, count: 64), header.count == 64,
-      header.starts(with: [0x7f, 0x45, 0x4c, 0x46]), header[4] == 2, header[5] == 1
-    else { return nil }
+    guard let header = ELFBuildID.fileHeader(descriptor) else { return nil }
     let sections = ELFBuildID.integer(header, at: 40, size: 8)
     let entrySize = Int(ELFBuildID.integer(header, at: 58, size: 2))
     let entryCount = Int(ELFBuildID.integer(header, at: 60, size: 2))
