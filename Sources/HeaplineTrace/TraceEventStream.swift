@@ -66,7 +66,7 @@ public struct TraceEventStream {
     switch event {
     case .alloc(let alloc):
       noteAllocated(alloc.id)
-    case .free(let free) where free.threadSerial != free.id.threadSerial && !isAllocated(free.id):
+    case .free(let free) where comesEarly(free):
       heldFrees.append(free)
       return try nextAfterHeld()
     default:
@@ -104,8 +104,7 @@ public struct TraceEventStream {
           ready.append(.free(free))
         }
         return event
-      case .free(let free)
-      where free.threadSerial != free.id.threadSerial && !isAllocated(free.id):
+      case .free(let free) where comesEarly(free):
         heldFrees.append(free)
       default:
         return event
@@ -136,10 +135,13 @@ public struct TraceEventStream {
     allocatedThrough[serial] = max(allocatedThrough[serial], id.counter &+ 1)
   }
 
-  private func isAllocated(_ id: AllocID) -> Bool {
-    let serial = Int(id.threadSerial)
-    guard serial < Self.followedSerials else { return true }
-    return serial < allocatedThrough.count && id.counter < allocatedThrough[serial]
+  /// Whether `free` is of another thread's block whose ALLOC has not been returned yet.
+  private func comesEarly(_ free: FreeEvent) -> Bool {
+    let serial = Int(free.id.threadSerial)
+    guard free.threadSerial != free.id.threadSerial, serial < Self.followedSerials else {
+      return false
+    }
+    return serial >= allocatedThrough.count || free.id.counter >= allocatedThrough[serial]
   }
 
   /// The next event of the merge of the chunks, in time order.
