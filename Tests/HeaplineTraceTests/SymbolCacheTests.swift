@@ -42,6 +42,16 @@ struct SymbolCacheTests {
       ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").count
     }
 
+    /// Makes the cache directory holding empty files named `names`; returns the directory.
+    func cacheDirectory(holding names: [String]) throws -> String {
+      let directory = cache.directory
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+      for name in names {
+        FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: Data())
+      }
+      return directory
+    }
+
     /// Removes the scratch directory.
     func remove() { try? FileManager.default.removeItem(atPath: directory) }
 
@@ -249,22 +259,20 @@ struct SymbolCacheTests {
     // Given a full cache of old files, and one that was used a minute ago
     let setup = try Setup()
     defer { setup.remove() }
-    let directory = setup.cache.directory
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    let old = Date(timeIntervalSinceNow: -86_400)
-    for index in 0..<SymbolCache.fileLimit {
-      let path = "\(directory)/\(String(format: "%040x", index)).symbols"
-      FileManager.default.createFile(atPath: path, contents: Data())
-      let when = index == 7 ? Date(timeIntervalSinceNow: -60) : old
-      try FileManager.default.setAttributes([.modificationDate: when], ofItemAtPath: path)
+    let names = (0..<SymbolCache.fileLimit).map { String(format: "%040x", $0) + ".symbols" }
+    let directory = try setup.cacheDirectory(holding: names)
+    for (index, name) in names.enumerated() {
+      let when = Date(timeIntervalSinceNow: index == 7 ? -60 : -86_400)
+      try FileManager.default.setAttributes(
+        [.modificationDate: when], ofItemAtPath: "\(directory)/\(name)")
     }
     // When an answer is stored
     _ = setup.symbolizer.symbolize([setup.pc], modules: [setup.libc])
     // Then three quarters of the limit are left: the new file, the recent one, and old ones
-    let names = try FileManager.default.contentsOfDirectory(atPath: directory)
-    #expect(names.count == SymbolCache.fileLimit * 3 / 4)
-    #expect(names.contains(SymbolCache.hex(setup.libc.buildID) + ".symbols"))
-    #expect(names.contains(String(format: "%040x", 7) + ".symbols"))
+    let left = try FileManager.default.contentsOfDirectory(atPath: directory)
+    #expect(left.count == SymbolCache.fileLimit * 3 / 4)
+    #expect(left.contains(SymbolCache.hex(setup.libc.buildID) + ".symbols"))
+    #expect(left.contains(names[7]))
   }
 
   @Test("a shared directory's other files neither count toward the limit nor go")
@@ -272,12 +280,8 @@ struct SymbolCacheTests {
     // Given a directory crowded with files that are not the cache's, some named like it
     let setup = try Setup()
     defer { setup.remove() }
-    let directory = setup.cache.directory
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let others = (0..<300).map { "notes\($0).txt" } + ["README.symbols", "ABCD.symbols", ".symbols"]
-    for name in others {
-      FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: Data())
-    }
+    let directory = try setup.cacheDirectory(holding: others)
     // When an answer is stored, then looked up again
     let first = setup.symbolizer.symbolize([setup.pc], modules: [setup.libc])
     let second = setup.symbolizer.symbolize([setup.pc], modules: [setup.libc])
