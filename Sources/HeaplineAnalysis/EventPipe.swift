@@ -73,13 +73,12 @@ final class EventPipe: @unchecked Sendable {
     var batch: [TraceEvent] = []
     batch.reserveCapacity(Self.batchSize)
     do throws(TraceError) {
-      while let event = try stream.next() {
-        batch.append(event)
-        if batch.count == Self.batchSize {
-          guard push(batch) else { return try finishStopped(&stream) }
-          batch = []
-          batch.reserveCapacity(Self.batchSize)
-        }
+      while true {
+        try stream.next(into: &batch, limit: Self.batchSize)
+        guard batch.count == Self.batchSize else { break }
+        guard push(batch) else { return try finishStopped(&stream) }
+        batch = []
+        batch.reserveCapacity(Self.batchSize)
       }
       if !batch.isEmpty, !push(batch) { return try finishStopped(&stream) }
       end(.success(stream))

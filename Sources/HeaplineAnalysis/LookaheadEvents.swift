@@ -75,7 +75,7 @@ struct LookaheadEvents {
     var events: [TraceEvent] = []
     events.reserveCapacity(Self.inlineBatch)
     do {
-      while events.count < Self.inlineBatch, let event = try inline!.next() { events.append(event) }
+      try inline!.next(into: &events, limit: Self.inlineBatch)
     } catch {
       inlineError = error
       if events.isEmpty { throw error }

@@ -5,6 +5,10 @@ struct MinHeap<Element: Comparable> {
   var isEmpty: Bool { elements.isEmpty }
   var count: Int { elements.count }
   var min: Element? { elements.first }
+  /// The smallest element after the min: one of the min's two children.
+  var secondMin: Element? {
+    elements.count > 2 ? Swift.min(elements[1], elements[2]) : elements.count == 2 ? elements[1] : nil
+  }
 
   mutating func push(_ element: Element) {
     elements.append(element)

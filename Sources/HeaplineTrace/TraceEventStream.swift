@@ -75,6 +75,82 @@ public struct TraceEventStream {
     return event
   }
 
+  /// Appends the events that ``next()`` would return, in the same order, until `batch` holds
+  /// `limit` of them or the events end.
+  ///
+  /// A chunk that is alone in the merge (one busy thread, most of the time) is read in a loop
+  /// of its own: the same steps as `next()` takes, without going round the merge for each
+  /// event.
+  public mutating func next(into batch: inout [TraceEvent], limit: Int) throws(TraceError) {
+    while batch.count < limit {
+      if readyIndex == ready.count, carried == nil, heldFrees.isEmpty {
+        try openDueChunks()
+        if !heap.isEmpty {
+          try readAlone(into: &batch, limit: limit)
+          continue
+        }
+      }
+      guard let event = try next() else { return }
+      batch.append(event)
+    }
+  }
+
+  /// `next(into:limit:)` from the merge's earliest chunk: its events go straight to `batch` for
+  /// as long as they come before the next chunk to open and before every other open chunk's
+  /// next event. Returns after the first event that does not (the merge has it as its key
+  /// now), at the chunk's end, at a free to hold, or when `batch` is full.
+  ///
+  /// Meanwhile the chunk's key in the heap stays that of an earlier event, as `merged()`
+  /// leaves it for a chunk alone: below every other key still, and below the next chunk's base
+  /// time.
+  private mutating func readAlone(into batch: inout [TraceEvent], limit: Int) throws(TraceError) {
+    let key = heap.min!
+    let slot = key.slot
+    let bound = nextPending < pending.count ? pending[nextPending].baseTime : .max
+    let other = heap.secondMin
+    // Before both, an event is the earliest on its time alone; at the other chunk's time, its
+    // rank and order decide.
+    let clear = min(bound, other?.time ?? .max)
+    while batch.count < limit {
+      guard var event = try cursors[slot].nextEvent(metadata: &metadata) else {
+        _ = heap.popMin()
+        freeSlots.append(slot)
+        _ = deliver(heads[slot], into: &batch)
+        return
+      }
+      var stillAlone = event.time < clear
+      if !stillAlone {
+        let next = MergeKey(event, order: key.order, slot: slot)
+        stillAlone = event.time < bound && other.map { next < $0 } ?? true
+        if !stillAlone { heap.replaceMin(with: next) }
+      }
+      swap(&event, &heads[slot])
+      guard deliver(event, into: &batch), stillAlone else { return }
+    }
+  }
+
+  /// What `merged()` and then `next()` do with an event that the merge gave: it is counted,
+  /// and returned unless it is a free held back (then false).
+  @inline(__always)
+  private mutating func deliver(_ event: TraceEvent, into batch: inout [TraceEvent]) -> Bool {
+    eventCount &+= 1
+    switch event {
+    case .alloc(let alloc):
+      if !alloc.isCarriedOver { allocCount &+= 1 }
+      noteAllocated(alloc.id)
+    case .free(let free):
+      freeCount &+= 1
+      if comesEarly(free) {
+        heldFrees.append(free)
+        return false
+      }
+    default:
+      break
+    }
+    batch.append(event)
+    return true
+  }
+
   /// `next()` while frees are held, or events wait to be returned.
   private mutating func nextAfterHeld() throws(TraceError) -> TraceEvent? {
     if readyIndex < ready.count { return takeReady() }
@@ -147,12 +223,7 @@ public struct TraceEventStream {
   /// The next event of the merge of the chunks, in time order.
   @inline(__always)
   private mutating func merged() throws(TraceError) -> TraceEvent? {
-    while nextPending < pending.count {
-      let candidate = pending[nextPending]
-      if let earliest = heap.min, candidate.baseTime > earliest.time { break }
-      nextPending += 1
-      try openChunk(candidate)
-    }
+    try openDueChunks()
     guard let earliest = heap.min else {
       try checkTotals()
       return nil
@@ -175,6 +246,17 @@ public struct TraceEventStream {
     freeSlots.append(slot)
     count(heads[slot])
     return heads[slot]
+  }
+
+  /// Opens the chunks whose base time the merge has reached.
+  @inline(__always)
+  private mutating func openDueChunks() throws(TraceError) {
+    while nextPending < pending.count {
+      let candidate = pending[nextPending]
+      if let earliest = heap.min, candidate.baseTime > earliest.time { break }
+      nextPending += 1
+      try openChunk(candidate)
+    }
   }
 
   /// At the end of a trace with a trailer: the ALLOC and FREE records read must be those the

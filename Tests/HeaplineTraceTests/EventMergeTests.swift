@@ -132,6 +132,61 @@ struct EventMergeTests {
     #expect(stats.totals.peakLiveBytes == 68)
   }
 
+  @Test("events read in batches are the events read one by one, in the same order")
+  func batchesMatchOneByOne() throws {
+    // Given four threads whose chunks overlap in time, with ties, RSS samples, and frees of
+    // other threads' blocks, some written before the chunk that allocates them
+    var random = TraceDamageFuzzTests.Seeded(state: 10)
+    var writer = TraceWriter()
+    var counters: [UInt64] = [0, 0, 0, 0]
+    var times: [UInt64] = [0, 0, 0, 0]
+    var live: [AllocID] = []
+    var chunks: [ChunkBuilder] = []
+    for round in 0..<6 {
+      for thread in 0..<4 {
+        var chunk = ChunkBuilder(
+          threadSerial: UInt32(thread + 1), firstAllocCounter: counters[thread])
+        var time = max(times[thread], UInt64(round) * 20_000 + random.next(upperBound: 9_000 as UInt64))
+        for _ in 0..<(20 + random.next(upperBound: 40 as UInt64)) {
+          time += random.next(upperBound: 3 as UInt64) * 1_024  // several events share a grain
+          switch random.next(upperBound: 10 as UInt64) {
+          case 0..<5:
+            let address = Address(0x10_0000 + random.next(upperBound: 1 << 20 as UInt64) * 16)
+            let size = 16 + random.next(upperBound: 200 as UInt64)
+            live.append(chunk.alloc(at: time, size: size, address: address))
+          case 5..<9 where !live.isEmpty:
+            chunk.free(at: time, live.remove(at: Int(random.next(upperBound: UInt64(live.count)))))
+          default:
+            chunk.rss(at: time, residentBytes: time)
+          }
+        }
+        counters[thread] = chunk.nextAllocID.counter
+        times[thread] = time
+        chunks.append(chunk)
+      }
+    }
+    for index in chunks.indices.shuffled(using: &random) { writer.append(chunks[index]) }
+    let trace = try TemporaryTrace(writer)
+    let (expected, _) = try trace.events()
+
+    // When they are read in batches of several sizes
+    for limit in [1, 2, 7, 64, 4096] {
+      var stream = try TraceReader(path: trace.path).events()
+      var events: [TraceEvent] = []
+      var batch: [TraceEvent] = []
+      repeat {
+        batch.removeAll()
+        try stream.next(into: &batch, limit: limit)
+        #expect(batch.count <= limit)
+        events += batch
+      } while batch.count == limit
+
+      // Then each batch size gives the same events in the same order, and counts them
+      #expect(events == expected, "batches of \(limit)")
+      #expect(stream.eventCount == UInt64(expected.count))
+    }
+  }
+
   @Test("addresses are rebuilt from deltas, including going down")
   func addressDeltas() throws {
     var writer = TraceWriter()
