@@ -62,6 +62,11 @@ public struct FileOutput: TextOutput {
     if buffer.count >= Self.capacity { try flush() }
   }
 
+  public mutating func write(utf8 bytes: UnsafeBufferPointer<UInt8>) throws(AnalysisError) {
+    buffer.append(contentsOf: bytes)
+    if buffer.count >= Self.capacity { try flush() }
+  }
+
   /// Writes the buffer out.
   public mutating func flush() throws(AnalysisError) {
     var done = 0

@@ -47,6 +47,7 @@ public enum ObjectListWriter {
     let records = try ObjectRecordFile()
     var live = LiveTable<UInt64>()
     var categoriesSeen: Set<CategoryID> = []
+    var recentCategories = RecentKeys(places: 256)
     var events = LookaheadEvents(reader.events())
     while let event = try events.nextEvent(prefetching: { live.prefetch($0) }) {
       switch event {
@@ -54,7 +55,7 @@ public enum ObjectListWriter {
         // Later allocations cannot be live at `liveAt`; frees still matter.
         if let liveAt = options.liveAt, alloc.time > liveAt { continue }
         _ = live.insert(alloc.id, records.count)
-        categoriesSeen.insert(alloc.category)
+        if recentCategories.isNew(alloc.category.rawValue) { categoriesSeen.insert(alloc.category) }
         try records.append(
           .init(
             allocTime: alloc.time, freeTime: ObjectRecordFile.Record.notFreed,
@@ -79,8 +80,9 @@ public enum ObjectListWriter {
     }
     // The distinct stacks of the selected rows, then their first user frames.
     var stacks: Set<UInt64> = []
+    var recentStacks = RecentKeys(places: 4096)
     try records.forEachRecord { _, record throws(AnalysisError) in
-      if isSelected(record) { stacks.insert(record.stack) }
+      if isSelected(record), recentStacks.isNew(record.stack) { stacks.insert(record.stack) }
     }
     let topFrames = TopFrames(
       stacks: stacks, metadata: metadata, symbolizer: symbolizer ?? Symbolizer(toolPath: nil),
@@ -107,5 +109,22 @@ public enum ObjectListWriter {
     let ids = seen.filter { metadata.category($0).name == name }
     guard !ids.isEmpty else { throw .unknownCategory(name, path: path) }
     return ids
+  }
+}
+
+/// The last key met at each of a few places: a set's insert, which hashes, is needed only for a
+/// key not met there just before. Rows and allocations name few categories and stacks, again
+/// and again.
+struct RecentKeys {
+  private var keys: [UInt64]
+
+  init(places: Int) { keys = Array(repeating: .max, count: places) }
+
+  /// Whether `key` was not the last key met at its place; it is now.
+  mutating func isNew(_ key: UInt64) -> Bool {
+    let place = Int(truncatingIfNeeded: key % UInt64(keys.count))
+    guard keys[place] != key else { return false }
+    keys[place] = key
+    return true
   }
 }

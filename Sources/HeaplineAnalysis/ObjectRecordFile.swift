@@ -22,18 +22,20 @@ final class ObjectRecordFile {
     static let words = 6
   }
 
+  // Accessed once or more per allocation, and only by the pass that owns the file: no dynamic
+  // exclusivity checks on them.
   /// Records appended so far.
-  private(set) var count: UInt64 = 0
+  @exclusivity(unchecked) private(set) var count: UInt64 = 0
   private let file: UnlinkedFile
   /// Records not written yet; the first is record ``bufferStart``.
-  private var buffer: [UInt64] = []
-  private var bufferStart: UInt64 = 0
+  @exclusivity(unchecked) private var buffer: [UInt64] = []
+  @exclusivity(unchecked) private var bufferStart: UInt64 = 0
   /// 3 MiB of records. Most blocks die young, and a free whose record is still here costs a
   /// store, not a `pwrite` system call.
   private static let bufferRecords = 65536
   /// Free times of records already in the file, not written there yet: at most
   /// ``patchCapacity`` (4 MiB).
-  private var patches: [Patch] = []
+  @exclusivity(unchecked) private var patches: [Patch] = []
   private static let patchCapacity = 1 << 18
   /// The longest run of records that ``applyPatches()`` reads and writes back in one go.
   private static let patchRunRecords: UInt64 = 1024

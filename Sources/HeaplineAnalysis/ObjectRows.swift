@@ -10,9 +10,9 @@ struct ObjectRows {
   private let topFrames: [UInt64: SymbolizedFrame]
   private let style: FrameStyle
   /// `category,` by category id.
-  private var categories: [UInt64: [UInt8]] = [:]
+  private var categories = RepeatedFields(recent: 256)
   /// `stack_id,top_frame,top_frame_source` and the line end, by stack id.
-  private var stackTails: [UInt64: [UInt8]] = [:]
+  private var stackTails = RepeatedFields(recent: 4096)
 
   init(metadata: TraceMetadata, topFrames: [UInt64: SymbolizedFrame], style: FrameStyle) {
     self.metadata = metadata
@@ -36,25 +36,53 @@ struct ObjectRows {
     text.append(byte: 0x2C)
     text.append(decimal: record.size)
     text.append(byte: 0x2C)
-    text.append(bytes: category(record.category))
-    text.append(bytes: stackTail(record.stack))
+    if !categories.append(record.category, to: &text) {
+      let id = record.category
+      categories.add(id, CSV.field(metadata.category(CategoryID(id)).name) + ",", to: &text)
+    }
+    if !stackTails.append(record.stack, to: &text) {
+      let stack = record.stack
+      let frame = topFrames[stack]
+      let fields = [
+        String(stack), frame.map(style.name) ?? "", frame.flatMap(style.sourceLocation) ?? "",
+      ]
+      stackTails.add(stack, CSV.record(fields), to: &text)
+    }
+  }
+}
+
+/// Text made once per key and copied after that, from one buffer. The last key seen at each of
+/// `recent` places answers without hashing: rows name few categories and stacks, again and
+/// again.
+private struct RepeatedFields {
+  private var bytes: [UInt8] = []
+  private var spans: [UInt64: Range<Int>] = [:]
+  private var recentKeys: [UInt64]
+  private var recentSpans: [Range<Int>]
+
+  init(recent: Int) {
+    recentKeys = Array(repeating: .max, count: recent)
+    recentSpans = Array(repeating: 0..<0, count: recent)
   }
 
-  private mutating func category(_ id: UInt64) -> [UInt8] {
-    if let known = categories[id] { return known }
-    let field = Array((CSV.field(metadata.category(CategoryID(id)).name) + ",").utf8)
-    categories[id] = field
-    return field
+  /// Appends the text of `key`; false when there is none yet (then ``add(_:_:to:)`` it).
+  mutating func append(_ key: UInt64, to text: inout TextBytes) -> Bool {
+    let place = Int(truncatingIfNeeded: key % UInt64(recentKeys.count))
+    if recentKeys[place] != key {
+      guard let known = spans[key] else { return false }
+      recentKeys[place] = key
+      recentSpans[place] = known
+    }
+    let span = recentSpans[place]
+    bytes.withUnsafeBufferPointer { text.append(utf8: UnsafeBufferPointer(rebasing: $0[span])) }
+    return true
   }
 
-  private mutating func stackTail(_ stack: UInt64) -> [UInt8] {
-    if let known = stackTails[stack] { return known }
-    let frame = topFrames[stack]
-    let fields = [
-      String(stack), frame.map(style.name) ?? "", frame.flatMap(style.sourceLocation) ?? "",
-    ]
-    let tail = Array(CSV.record(fields).utf8)
-    stackTails[stack] = tail
-    return tail
+  /// Keeps `field` as the text of `key`, and appends it.
+  mutating func add(_ key: UInt64, _ field: String, to text: inout TextBytes) {
+    let start = bytes.count
+    bytes.append(contentsOf: field.utf8)
+    spans[key] = start..<bytes.count
+    _ = append(key, to: &text)
   }
 }

@@ -11,64 +11,103 @@
 /// text.append(",")
 /// try text.flush(to: &output)
 /// ```
-struct TextBytes {
-  private(set) var bytes: [UInt8] = []
+struct TextBytes: ~Copyable {
+  /// The bytes so far, `count` of them in room for `capacity`: memory of its own, so that
+  /// appending a digit is a store, with no check that an array is unshared.
+  private var base: UnsafeMutablePointer<UInt8>
+  private var capacity: Int
+  private(set) var count = 0
   /// The size past which ``flush(to:ifOver:)`` hands the bytes on.
   static let pieceSize = 64 * 1024
 
-  init() { bytes.reserveCapacity(Self.pieceSize + 4096) }
+  init() {
+    capacity = Self.pieceSize + 4096
+    base = .allocate(capacity: capacity)
+  }
 
-  mutating func append(_ text: String) { bytes.append(contentsOf: text.utf8) }
+  deinit { base.deallocate() }
 
-  mutating func append(byte: UInt8) { bytes.append(byte) }
+  /// Where the next `bytes` go, once there is room for them; `count` is the caller's to move.
+  @inline(__always)
+  private mutating func room(_ bytes: Int) -> UnsafeMutablePointer<UInt8> {
+    if count + bytes > capacity { grow(to: count + bytes) }
+    return base + count
+  }
 
-  mutating func append(bytes more: [UInt8]) { bytes.append(contentsOf: more) }
+  @inline(never)
+  private mutating func grow(to needed: Int) {
+    let larger = max(needed, 2 * capacity)
+    let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+    moved.update(from: base, count: count)
+    base.deallocate()
+    base = moved
+    capacity = larger
+  }
 
-  mutating func append(spaces count: Int) {
-    bytes.append(contentsOf: repeatElement(0x20, count: count))
+  mutating func append(_ text: String) {
+    var text = text
+    text.withUTF8 { append(utf8: $0) }
+  }
+
+  mutating func append(byte: UInt8) {
+    room(1).pointee = byte
+    count += 1
+  }
+
+  mutating func append(bytes more: [UInt8]) { more.withUnsafeBufferPointer { append(utf8: $0) } }
+
+  /// Appends `more`, already UTF-8.
+  mutating func append(utf8 more: UnsafeBufferPointer<UInt8>) {
+    guard let start = more.baseAddress else { return }
+    room(more.count).update(from: start, count: more.count)
+    count += more.count
+  }
+
+  mutating func append(spaces spaceCount: Int) {
+    room(spaceCount).update(repeating: 0x20, count: spaceCount)
+    count += spaceCount
   }
 
   /// `value` in decimal, as `String(value)` writes it.
-  mutating func append(decimal value: UInt64) { append(value, radix: 10, minimumDigits: 1) }
+  mutating func append(decimal value: UInt64) {
+    var digits = 1
+    var power: UInt64 = 10
+    while digits < 20 && value >= power {
+      digits += 1
+      power = power &* 10
+    }
+    append(value, radix: 10, digits: digits)
+  }
 
   /// `value` in decimal with a minus sign when negative, as `String(value)` writes it.
   mutating func append(decimal value: Int) {
-    if value < 0 { bytes.append(0x2D) }
+    if value < 0 { append(byte: 0x2D) }
     append(decimal: UInt64(value.magnitude))
   }
 
   /// `value` in lowercase hexadecimal, as `String(value, radix: 16)` writes it.
-  mutating func append(hex value: UInt64) { append(value, radix: 16, minimumDigits: 1) }
+  mutating func append(hex value: UInt64) {
+    append(value, radix: 16, digits: max(1, (64 - value.leadingZeroBitCount + 3) / 4))
+  }
 
   /// Nanoseconds as exact decimal seconds, as ``CSV/seconds(_:)`` writes them: `12.000345678`.
   mutating func append(seconds nanoseconds: UInt64) {
     append(decimal: nanoseconds / 1_000_000_000)
-    bytes.append(0x2E)
-    append(nanoseconds % 1_000_000_000, radix: 10, minimumDigits: 9)
+    append(byte: 0x2E)
+    append(nanoseconds % 1_000_000_000, radix: 10, digits: 9)
   }
 
-  /// Room made for the digits, then filled from the last: no `String`, and no reversal.
+  /// The last `digits` digits of `value`, written from the last.
   @inline(__always)
-  private mutating func append(_ value: UInt64, radix: UInt64, minimumDigits: Int) {
-    var digits = 1
-    var rest = value / radix
-    while rest > 0 {
-      digits += 1
+  private mutating func append(_ value: UInt64, radix: UInt64, digits: Int) {
+    let start = room(digits)
+    var rest = value
+    for at in stride(from: digits - 1, through: 0, by: -1) {
+      let digit = UInt8(truncatingIfNeeded: rest % radix)
+      start[at] = digit < 10 ? 0x30 + digit : 0x57 + digit
       rest /= radix
     }
-    let count = max(digits, minimumDigits)
-    let start = bytes.count
-    bytes.append(contentsOf: repeatElement(0x30, count: count))
-    bytes.withUnsafeMutableBufferPointer { buffer in
-      var rest = value
-      var at = start + count - 1
-      while rest > 0 {
-        let digit = UInt8(truncatingIfNeeded: rest % radix)
-        buffer[at] = digit < 10 ? 0x30 + digit : 0x57 + digit
-        rest /= radix
-        at -= 1
-      }
-    }
+    count += digits
   }
 
   /// Hands the bytes to `output` once there are more than `limit` of them (any with a limit
@@ -76,8 +115,8 @@ struct TextBytes {
   mutating func flush(to output: inout some TextOutput, ifOver limit: Int = pieceSize)
     throws(AnalysisError)
   {
-    guard bytes.count > limit else { return }
-    try output.write(String(decoding: bytes, as: UTF8.self))
-    bytes.removeAll(keepingCapacity: true)
+    guard count > limit else { return }
+    try output.write(utf8: UnsafeBufferPointer(start: base, count: count))
+    count = 0
   }
 }

@@ -9,6 +9,16 @@
 public protocol TextOutput {
   /// Appends `text`.
   mutating func write(_ text: String) throws(AnalysisError)
+
+  /// Appends text that is already UTF-8 bytes; by default, as a `String`. An output that
+  /// keeps bytes takes them as they are: the object list hands on a gigabyte this way.
+  mutating func write(utf8 bytes: UnsafeBufferPointer<UInt8>) throws(AnalysisError)
+}
+
+extension TextOutput {
+  public mutating func write(utf8 bytes: UnsafeBufferPointer<UInt8>) throws(AnalysisError) {
+    try write(String(decoding: bytes, as: UTF8.self))
+  }
 }
 
 /// A ``TextOutput`` that keeps everything in a string: for tests and small outputs.

@@ -111,21 +111,60 @@ public struct TraceEventStream {
     // Before both, an event is the earliest on its time alone; at the other chunk's time, its
     // rank and order decide.
     let clear = min(bound, other?.time ?? .max)
-    while batch.count < limit {
-      guard var event = try cursors[slot].nextEvent(metadata: &metadata) else {
+    // The head goes out first. The events after it are appended by the chunk's cursor itself
+    // while they are before `clear` and need none of the merge's care; the first event that
+    // does is taken here, as `merged()` would take it, and is the head again on return.
+    var current = heads[slot]
+    while true {
+      let delivered = deliver(current, into: &batch)
+      let read: TraceEvent?
+      do {
+        read = try following(slot, clear: clear, bulk: delivered, into: &batch, limit: limit)
+      } catch {
+        // `merged()` returns an event once the one after it is read: before a damaged record,
+        // the last event read is not returned. Nor is it here.
+        if delivered { batch.removeLast() }
+        throw error
+      }
+      guard let next = read else {
         _ = heap.popMin()
         freeSlots.append(slot)
-        _ = deliver(heads[slot], into: &batch)
         return
       }
-      var stillAlone = event.time < clear
+      var stillAlone = next.time < clear
       if !stillAlone {
-        let next = MergeKey(event, order: key.order, slot: slot)
-        stillAlone = event.time < bound && other.map { next < $0 } ?? true
-        if !stillAlone { heap.replaceMin(with: next) }
+        let nextKey = MergeKey(next, order: key.order, slot: slot)
+        stillAlone = next.time < bound && other.map { nextKey < $0 } ?? true
+        if !stillAlone { heap.replaceMin(with: nextKey) }
       }
-      swap(&event, &heads[slot])
-      guard deliver(event, into: &batch), stillAlone else { return }
+      guard delivered, stillAlone, batch.count < limit else {
+        heads[slot] = next
+        return
+      }
+      current = next
+    }
+  }
+
+  /// The event after the head of the chunk in `slot`, or `nil` at its end. With `bulk`, the
+  /// cursor first appends to `batch` the events it can (``ChunkCursor/appendEvents``).
+  @inline(__always)
+  private mutating func following(
+    _ slot: Int, clear: UInt64, bulk: Bool, into batch: inout [TraceEvent], limit: Int
+  ) throws(TraceError) -> TraceEvent? {
+    guard bulk, batch.count < limit else { return try cursors[slot].nextEvent(metadata: &metadata) }
+    var appended = ChunkCursor.Appended()
+    defer {  // those appended before an error too
+      eventCount &+= appended.allocations &+ appended.frees
+      allocCount &+= appended.allocations
+      freeCount &+= appended.frees
+      if let last = appended.lastAllocation { noteAllocated(last) }
+    }
+    let stop = try cursors[slot].appendEvents(
+      to: &batch, before: clear, limit: limit, metadata: &metadata, appended: &appended)
+    switch stop {
+    case .full: return try cursors[slot].nextEvent(metadata: &metadata)
+    case .ended: return nil
+    case .met(let event): return event
     }
   }
 

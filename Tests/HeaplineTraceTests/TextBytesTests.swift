@@ -8,13 +8,16 @@ import Testing
 struct TextBytesTests {
   static let values: [UInt64] = [
     0, 1, 9, 10, 15, 16, 99, 100, 255, 256, 999_999_999, 1_000_000_000, 1_234_567_890_123,
-    UInt64(Int64.max), UInt64.max - 1, UInt64.max,
+    9_999_999_999_999_999_999, 10_000_000_000_000_000_000, UInt64(Int64.max), UInt64.max - 1,
+    UInt64.max,
   ]
 
   static func text(_ build: (inout TextBytes) -> Void) -> String {
     var bytes = TextBytes()
     build(&bytes)
-    return String(decoding: bytes.bytes, as: UTF8.self)
+    var output = StringOutput()
+    try? bytes.flush(to: &output, ifOver: 0)
+    return output.text
   }
 
   @Test("decimal and hexadecimal digits equal String's, at every digit-count boundary")
@@ -33,5 +36,24 @@ struct TextBytesTests {
     for nanoseconds in Self.values {
       #expect(Self.text { $0.append(seconds: nanoseconds) } == CSV.seconds(nanoseconds))
     }
+  }
+
+  @Test("text past the buffer's first size is kept whole, and handed on in order")
+  func growth() throws {
+    // Given more text in one append than the buffer first holds, between two numbers
+    let long = String(repeating: "abcdefghij", count: TextBytes.pieceSize / 5)
+    var bytes = TextBytes()
+    bytes.append(decimal: 42 as UInt64)
+    bytes.append(long)
+    bytes.append(spaces: 3)
+    bytes.append(hex: 255)
+    // When it is flushed once past the piece size, then at the end
+    var output = StringOutput()
+    try bytes.flush(to: &output)
+    #expect(bytes.count == 0)
+    bytes.append(byte: 0x21)
+    try bytes.flush(to: &output, ifOver: 0)
+    // Then the output is every byte, in order
+    #expect(output.text == "42" + long + "   ff!")
   }
 }

@@ -126,12 +126,14 @@ def analyses(hl_trace, ht_file):
     bytes)]. Output goes to a file, as a user would keep it."""
     out = f"{work}/analysis.out"
     # (label, argv, the heaptrack command it is measured against): a comparison of two traces
-    # against heaptrack_print's own comparison, everything else against its report.
+    # against heaptrack_print's own comparison, the report of every stack against its print of
+    # every backtrace, everything else against its report.
     ht, ht_diff = "heaptrack_print", "heaptrack_print --diff (the file with itself)"
+    ht_all = "heaptrack_print -n 1000000 -s 1000000 (every backtrace)"
     commands = [
         ("heapline report", [heapline, "report", hl_trace], ht),
         ("heapline report --format json --top 1000000",
-         [heapline, "report", hl_trace, "--format", "json", "--top", "1000000"], ht),
+         [heapline, "report", hl_trace, "--format", "json", "--top", "1000000"], ht_all),
         ("heapline timeline", [heapline, "timeline", hl_trace, "-o", out], ht),
         ("heapline leaks", [heapline, "leaks", hl_trace], ht),
         ("heapline objects", [heapline, "objects", hl_trace, "-o", out], ht),
@@ -143,6 +145,8 @@ def analyses(hl_trace, ht_file):
     if ht_file:
         commands.append((ht, [heaptrack_print, ht_file], ht))
         commands.append((ht_diff, [heaptrack_print, "--diff", ht_file, ht_file], ht_diff))
+        commands.append(
+            (ht_all, [heaptrack_print, "-n", "1000000", "-s", "1000000", ht_file], ht_all))
     best = {}
     for _ in range(runs):
         for label, argv, _ in commands:
@@ -235,11 +239,16 @@ for name, argv in WORKLOADS:
 
     measured = analyses(hl_trace, cells["heaptrack"][-1][3])
     yardsticks = {m[0]: m for m in measured}
-    print(f"analyses (best of {runs}); each against heaptrack_print, a diff against its --diff:")
-    table(("", "wall s", "CPU s", "peak RSS", "wall / heaptrack's", "RSS / heaptrack's"),
+    print(f"analyses (best of {runs}); each against the heaptrack command that does the same"
+          " (heaptrack_print; a diff its --diff, every stack its print of every backtrace),"
+          " and against plain heaptrack_print:")
+    plain = yardsticks.get("heaptrack_print")
+    table(("", "wall s", "CPU s", "peak RSS", "wall / heaptrack's", "RSS / heaptrack's",
+           "wall / heaptrack_print"),
           [(label, f"{w:.2f}", f"{c:.2f}", mib(rss),
             f"{w / yardsticks[y][1]:.2f}" if y in yardsticks else "-",
-            f"{rss / yardsticks[y][3]:.2f}" if y in yardsticks else "-")
+            f"{rss / yardsticks[y][3]:.2f}" if y in yardsticks else "-",
+            f"{w / plain[1]:.2f}" if plain else "-")
            for label, w, c, rss, y in measured])
 
 if disturbed:

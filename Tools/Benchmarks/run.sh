@@ -26,9 +26,9 @@
 #               of ROWS rows, every object a malloc block (about 2 M live at the peak with
 #               150,000 rows), as issue 10 measured
 # After each workload's runs, every analysis (report, timeline, leaks, objects, diff, export)
-# runs on the last Heapline trace, and heaptrack_print (and heaptrack_print --diff, the yardstick
-# of diff) on the last heaptrack file, taking turns RUNS times; each shows its best wall time,
-# CPU and peak RSS.
+# runs on the last Heapline trace, and heaptrack_print on the last heaptrack file (with --diff,
+# the yardstick of diff; with -n and -s 1000000, every backtrace, that of the report of every
+# stack), taking turns RUNS times; each shows its best wall time, CPU and peak RSS.
 # `heapline record` keeps the symbolizer's answers by build ID (README, "Record any program"):
 # the first run of a workload looks up libc's debug information, the runs after it do not.
 # Each malloc is 18 to 20 frames deep. The C code is built -O2 -g -fomit-frame-pointer, as
