@@ -70,13 +70,64 @@ struct TextBytes: ~Copyable {
 
   /// `value` in decimal, as `String(value)` writes it.
   mutating func append(decimal value: UInt64) {
-    var digits = 1
-    var power: UInt64 = 10
-    while digits < 20 && value >= power {
-      digits += 1
-      power = power &* 10
+    // The digits are about a third of the bits; one comparison settles the count.
+    let estimate = ((64 - value.leadingZeroBitCount) * 1233) >> 12
+    let digits = value >= Self.powerOfTen(estimate) ? estimate + 1 : max(estimate, 1)
+    appendDecimal(value, digits: digits)
+  }
+
+  /// 10 to the power `exponent`, for 0 to 19: a table the compiler makes of the cases.
+  @inline(__always)
+  private static func powerOfTen(_ exponent: Int) -> UInt64 {
+    switch exponent {
+    case 0: 1
+    case 1: 10
+    case 2: 100
+    case 3: 1_000
+    case 4: 10_000
+    case 5: 100_000
+    case 6: 1_000_000
+    case 7: 10_000_000
+    case 8: 100_000_000
+    case 9: 1_000_000_000
+    case 10: 10_000_000_000
+    case 11: 100_000_000_000
+    case 12: 1_000_000_000_000
+    case 13: 10_000_000_000_000
+    case 14: 100_000_000_000_000
+    case 15: 1_000_000_000_000_000
+    case 16: 10_000_000_000_000_000
+    case 17: 100_000_000_000_000_000
+    case 18: 1_000_000_000_000_000_000
+    default: 10_000_000_000_000_000_000
     }
-    append(value, radix: 10, digits: digits)
+  }
+
+  /// The two digits of each number below 100, in order.
+  private static let digitPairs: StaticString = """
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899
+    """
+
+  /// The last `digits` decimal digits of `value`, two at a time from the last.
+  @inline(__always)
+  private mutating func appendDecimal(_ value: UInt64, digits: Int) {
+    let start = room(digits)
+    let pairs = Self.digitPairs.utf8Start
+    var rest = value
+    var at = digits
+    while at >= 2 {
+      let pair = Int(truncatingIfNeeded: rest % 100) * 2
+      rest /= 100
+      at -= 2
+      start[at] = pairs[pair]
+      start[at + 1] = pairs[pair + 1]
+    }
+    if at == 1 { start[0] = 0x30 + UInt8(truncatingIfNeeded: rest % 10) }
+    count += digits
   }
 
   /// `value` in decimal with a minus sign when negative, as `String(value)` writes it.
@@ -87,27 +138,22 @@ struct TextBytes: ~Copyable {
 
   /// `value` in lowercase hexadecimal, as `String(value, radix: 16)` writes it.
   mutating func append(hex value: UInt64) {
-    append(value, radix: 16, digits: max(1, (64 - value.leadingZeroBitCount + 3) / 4))
+    let digits = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
+    let start = room(digits)
+    var rest = value
+    for at in stride(from: digits - 1, through: 0, by: -1) {
+      let digit = UInt8(truncatingIfNeeded: rest & 15)
+      start[at] = digit < 10 ? 0x30 + digit : 0x57 + digit
+      rest >>= 4
+    }
+    count += digits
   }
 
   /// Nanoseconds as exact decimal seconds, as ``CSV/seconds(_:)`` writes them: `12.000345678`.
   mutating func append(seconds nanoseconds: UInt64) {
     append(decimal: nanoseconds / 1_000_000_000)
     append(byte: 0x2E)
-    append(nanoseconds % 1_000_000_000, radix: 10, digits: 9)
-  }
-
-  /// The last `digits` digits of `value`, written from the last.
-  @inline(__always)
-  private mutating func append(_ value: UInt64, radix: UInt64, digits: Int) {
-    let start = room(digits)
-    var rest = value
-    for at in stride(from: digits - 1, through: 0, by: -1) {
-      let digit = UInt8(truncatingIfNeeded: rest % radix)
-      start[at] = digit < 10 ? 0x30 + digit : 0x57 + digit
-      rest /= radix
-    }
-    count += digits
+    appendDecimal(nanoseconds % 1_000_000_000, digits: 9)
   }
 
   /// Hands the bytes to `output` once there are more than `limit` of them (any with a limit

@@ -20,9 +20,18 @@ struct TextBytesTests {
     return output.text
   }
 
+  /// Each side of every power of ten and of sixteen, where a number gains a digit.
+  static let boundaries: [UInt64] = (0...19).flatMap { exponent -> [UInt64] in
+    let ten = (0..<exponent).reduce(1 as UInt64) { power, _ in power * 10 }
+    return [ten - 1, ten, ten + 1]
+  } + (1...15).flatMap { nibbles -> [UInt64] in
+    let sixteen: UInt64 = 1 << (4 * nibbles)
+    return [sixteen - 1, sixteen]
+  }
+
   @Test("decimal and hexadecimal digits equal String's, at every digit-count boundary")
   func digits() {
-    for value in Self.values {
+    for value in Self.values + Self.boundaries {
       #expect(Self.text { $0.append(decimal: value) } == String(value))
       #expect(Self.text { $0.append(hex: value) } == String(value, radix: 16))
     }
@@ -33,7 +42,7 @@ struct TextBytesTests {
 
   @Test("seconds read as CSV writes them, nine decimals always")
   func seconds() {
-    for nanoseconds in Self.values {
+    for nanoseconds in Self.values + Self.boundaries {
       #expect(Self.text { $0.append(seconds: nanoseconds) } == CSV.seconds(nanoseconds))
     }
   }
