@@ -26,7 +26,21 @@ extension Symbolizer {
   /// The input goes through an unlinked temporary file rather than a pipe: writing a pipe
   /// while the tool answers needs a second thread to avoid a deadlock, and writing to a tool
   /// that died would raise `SIGPIPE` in the caller's process.
-  static func run(_ executable: String, arguments: [String], input: Data) -> Data? {
+  /// How long the tool may run: `HEAPLINE_SYMBOLIZER_TIMEOUT` seconds, 600 by default. A tool
+  /// that hangs (a debug-info server that never answers, say) must not hang the recording
+  /// that waits for it at its end.
+  static var toolTimeout: Double {
+    guard let text = currentEnvironment()["HEAPLINE_SYMBOLIZER_TIMEOUT"],
+      let seconds = Double(text), seconds > 0
+    else { return 600 }
+    return seconds
+  }
+
+  /// Runs the tool on `input`; `nil` when it cannot start or was stopped at its deadline
+  /// (`timeout` seconds), which it says on standard error: its frames stay `module+0xoffset`.
+  static func run(
+    _ executable: String, arguments: [String], input: Data, timeout: Double = toolTimeout
+  ) -> Data? {
     guard let inputFile = temporaryFile(holding: input) else { return nil }
     defer { try? inputFile.close() }
     let process = Process()
@@ -40,15 +54,60 @@ extension Symbolizer {
     // Told at once, where waitUntilExit polls its run loop every 50 ms: a recording's end
     // waited that much longer for every symbolizer run.
     let exited = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in exited.signal() }
+    let deadline = Deadline()
+    process.terminationHandler = { _ in
+      deadline.end()
+      exited.signal()
+    }
     do {
       try process.run()
     } catch {
       return nil
     }
+    let pid = process.processIdentifier
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+      deadline.stop { kill(pid, SIGKILL) }
+    }
     let output = stdout.fileHandleForReading.readDataToEndOfFile()
     exited.wait()
+    guard !deadline.wasStopped else {
+      let message =
+        "heapline: \(executable) did not finish within \(Int(timeout.rounded(.up))) s and was"
+        + " stopped: its frames show module+offset (HEAPLINE_SYMBOLIZER_TIMEOUT sets the limit)\n"
+      FileHandle.standardError.write(Data(message.utf8))
+      return nil
+    }
     return output
+  }
+
+  /// The tool's deadline: it is stopped then unless it has ended. Its end is marked as soon as
+  /// it is reaped, so that its process id, which another process may be given after, is never
+  /// signalled.
+  private final class Deadline: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ended = false
+    private var stopped = false
+
+    /// Runs `kill` unless the tool has ended.
+    func stop(_ kill: () -> Void) {
+      lock.lock()
+      defer { lock.unlock() }
+      guard !ended else { return }
+      stopped = true
+      kill()
+    }
+
+    func end() {
+      lock.lock()
+      ended = true
+      lock.unlock()
+    }
+
+    var wasStopped: Bool {
+      lock.lock()
+      defer { lock.unlock() }
+      return stopped
+    }
   }
 
   /// A read handle, at offset 0, on an already unlinked temporary file holding `data`.

@@ -13,6 +13,17 @@ struct SymbolizerTests {
     path: "/nonexistent/libdemo.so", loadBias: 0x7F00_0000_0000,
     segments: [TraceModule.Segment(start: 0, size: 0x10_0000)])
 
+  @Test("a symbolizer that never finishes is stopped at its deadline; one that finishes is read")
+  func hungToolIsStopped() {
+    // Given a tool that would run for ten minutes, and one that answers at once
+    // When the first runs with a deadline of half a second, the second with the default
+    let hung = Symbolizer.run("/bin/sleep", arguments: ["600"], input: Data(), timeout: 0.5)
+    let answered = Symbolizer.run("/bin/cat", arguments: [], input: Data("0x10\n".utf8))
+    // Then the first gives nothing (its frames stay module offsets), the second its output
+    #expect(hung == nil)
+    #expect(answered == Data("0x10\n".utf8))
+  }
+
   @Test("llvm-symbolizer blocks parse into frames, inlined ones first")
   func parsesBlocks() {
     let output = """
