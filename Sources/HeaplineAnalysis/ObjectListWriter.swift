@@ -118,7 +118,12 @@ public enum ObjectListWriter {
 struct RecentKeys {
   private var keys: [UInt64]
 
-  init(places: Int) { keys = Array(repeating: .max, count: places) }
+  /// Each place starts with a number that is not one of its keys (those that fall there are
+  /// equal to it modulo `places`), so that every key, `UInt64.max` too, is new at first.
+  init(places: Int) {
+    precondition(places >= 2)
+    keys = (0..<places).map { UInt64($0 + 1) }
+  }
 
   /// Whether `key` was not the last key met at its place; it is now.
   mutating func isNew(_ key: UInt64) -> Bool {

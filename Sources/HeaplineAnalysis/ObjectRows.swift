@@ -61,7 +61,9 @@ private struct RepeatedFields {
   private var recentSpans: [Range<Int>]
 
   init(recent: Int) {
-    recentKeys = Array(repeating: .max, count: recent)
+    // Not a key of its place, as in ``RecentKeys``: every key is unknown at first.
+    precondition(recent >= 2)
+    recentKeys = (0..<recent).map { UInt64($0 + 1) }
     recentSpans = Array(repeating: 0..<0, count: recent)
   }
 

@@ -7,7 +7,8 @@ struct MinHeap<Element: Comparable> {
   var min: Element? { elements.first }
   /// The smallest element after the min: one of the min's two children.
   var secondMin: Element? {
-    elements.count > 2 ? Swift.min(elements[1], elements[2]) : elements.count == 2 ? elements[1] : nil
+    guard elements.count > 2 else { return elements.count == 2 ? elements[1] : nil }
+    return Swift.min(elements[1], elements[2])
   }
 
   mutating func push(_ element: Element) {

@@ -146,7 +146,8 @@ struct EventMergeTests {
       for thread in 0..<4 {
         var chunk = ChunkBuilder(
           threadSerial: UInt32(thread + 1), firstAllocCounter: counters[thread])
-        var time = max(times[thread], UInt64(round) * 20_000 + random.next(upperBound: 9_000 as UInt64))
+        let start = UInt64(round) * 20_000 + random.next(upperBound: 9_000 as UInt64)
+        var time = max(times[thread], start)
         for _ in 0..<(20 + random.next(upperBound: 40 as UInt64)) {
           time += random.next(upperBound: 3 as UInt64) * 1_024  // several events share a grain
           switch random.next(upperBound: 10 as UInt64) {

@@ -50,6 +50,33 @@ struct ObjectListTests {
     }
   }
 
+  @Test("the largest stack and category ids are rows like any other, and found by name")
+  func largestIDs() throws {
+    // Given allocations whose stack id, category id or both are 2^64 - 1, between others
+    let top = UInt64.max
+    var writer = TraceWriter()
+    var chunk = writer.makeChunk(threadSerial: 1)
+    chunk.alloc(at: 1, size: 16, address: 0x1000, stack: StackID(top))
+    chunk.alloc(at: 2, size: 16, address: 0x2000, stack: StackID(5), category: CategoryID(top))
+    chunk.alloc(at: 3, size: 16, address: 0x3000, stack: StackID(top), category: CategoryID(top))
+    chunk.alloc(at: 4, size: 16, address: 0x4000, stack: StackID(5))
+    writer.append(chunk)
+    let trace = try TemporaryTrace(writer)
+    // When the objects are listed, all of them and then those of the largest category
+    let rows = try list(trace).text.split(separator: "\r\n").dropFirst()
+    let named = try list(trace, ObjectListOptions(category: "Category \(top)")).text
+    // Then every row has its nine fields, with the ids as the trace holds them
+    let fields = rows.map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+    #expect(fields.map(\.count) == [9, 9, 9, 9])
+    #expect(
+      fields.map { $0[5...6].joined(separator: ",") } == [
+        "Malloc 16 Bytes,\(top)", "Category \(top),5", "Category \(top),\(top)",
+        "Malloc 16 Bytes,5",
+      ])
+    // And the largest category is found by its name: its two rows and the header
+    #expect(named.split(separator: "\r\n").count == 3)
+  }
+
   @Test("rows wait on disk, not in memory: 64 blocks tracked for 20,000 objects")
   func bounded() throws {
     // Given 20,000 objects, each freed 127 ns after its allocation, 64 live at most
