@@ -106,17 +106,7 @@ struct ChunkCursor {
     return nil
   }
 
-  /// How ``appendEvents(to:before:limit:metadata:)`` stopped.
-  enum Stop {
-    /// The batch holds its limit.
-    case full
-    /// The chunk is used up, and checked.
-    case ended
-    /// The event read next, which is not one to append.
-    case met(TraceEvent)
-  }
-
-  /// What ``appendEvents(to:before:limit:metadata:)`` appended.
+  /// What ``appendEvents(to:before:limit:metadata:appended:)`` appended.
   struct Appended {
     var allocations: UInt64 = 0
     var frees: UInt64 = 0
@@ -126,17 +116,19 @@ struct ChunkCursor {
 
   /// Appends to `batch` the events that ``nextEvent(metadata:)`` would return one by one, for
   /// as long as they are before `clear` and are ALLOCs or frees of the thread's own blocks
-  /// (FREE_HERE, FREE_FAR): nearly every event of a trace, decoded here in one loop.
+  /// (FREE_HERE, FREE_FAR): nearly every event of a trace, decoded here in one loop. Returns
+  /// the next event, which it does not append (`batch` holds `limit`, or the merge must place
+  /// it), or `nil` at the chunk's end.
   mutating func appendEvents(
     to batch: inout [TraceEvent], before clear: UInt64, limit: Int,
     metadata: inout TraceMetadata, appended: inout Appended
-  ) throws(TraceError) -> Stop {
+  ) throws(TraceError) -> TraceEvent? {
     if side != nil { try readSide(metadata: &metadata) }
     while batch.count < limit {
       guard let tagByte = cursor.peekUInt8(),
         tagByte & 0xF0 == RecordTag.allocCoded.rawValue || tagByte == RecordTag.freeHere.rawValue
           || tagByte == RecordTag.freeFar.rawValue
-      else { return try nextEvent(metadata: &metadata).map(Stop.met) ?? .ended }
+      else { return try nextEvent(metadata: &metadata) }
       let start = cursor.position
       recordCount &+= 1
       applyTicks()
@@ -146,7 +138,7 @@ struct ChunkCursor {
         if tagByte & 0xF0 == RecordTag.allocCoded.rawValue {
           let alloc = try decodeCodedAlloc(code: tagByte & 0x0F, metadata: metadata)
           try Self.checkTime(time, end: endTime)
-          guard time < clear else { return .met(.alloc(alloc)) }
+          guard time < clear else { return .alloc(alloc) }
           batch.append(.alloc(alloc))
           appended.allocations &+= 1
           appended.lastAllocation = alloc.id
@@ -154,7 +146,7 @@ struct ChunkCursor {
           let free =
             tagByte == RecordTag.freeHere.rawValue ? try decodeFreeHere() : try decodeFreeFar()
           try Self.checkTime(time, end: endTime)
-          guard time < clear else { return .met(.free(free)) }
+          guard time < clear else { return .free(free) }
           batch.append(.free(free))
           appended.frees &+= 1
         }
@@ -162,7 +154,7 @@ struct ChunkCursor {
         throw recordError(error, at: start)
       }
     }
-    return .full
+    return try nextEvent(metadata: &metadata)
   }
 
   /// The check that no record is later than the trailer's end time. Static, on the two

@@ -159,13 +159,8 @@ public struct TraceEventStream {
       freeCount &+= appended.frees
       if let last = appended.lastAllocation { noteAllocated(last) }
     }
-    let stop = try cursors[slot].appendEvents(
+    return try cursors[slot].appendEvents(
       to: &batch, before: clear, limit: limit, metadata: &metadata, appended: &appended)
-    switch stop {
-    case .full: return try cursors[slot].nextEvent(metadata: &metadata)
-    case .ended: return nil
-    case .met(let event): return event
-    }
   }
 
   /// What `merged()` and then `next()` do with an event that the merge gave: it is counted,
