@@ -329,11 +329,6 @@ extension ChunkCursor {
   /// Throws ``ByteCursor/Failure`` when the record runs short, ``MalformedRecord`` otherwise.
   private mutating func decodeRecord(metadata: inout TraceMetadata) throws -> TraceEvent? {
     let tagByte = try cursor.readUInt8()
-    // The records of nearly every event first, without the tag's general decoding.
-    if tagByte & 0xF0 == RecordTag.allocCoded.rawValue {
-      return .alloc(try decodeCodedAlloc(code: tagByte & 0x0F, metadata: metadata))
-    }
-    if tagByte == RecordTag.freeHere.rawValue { return .free(try decodeFreeHere()) }
     guard let tag = RecordTag(byte: tagByte) else {
       throw MalformedRecord(detail: "unknown record tag \(tagByte)")
     }

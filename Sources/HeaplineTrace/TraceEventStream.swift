@@ -63,16 +63,22 @@ public struct TraceEventStream {
       return try nextAfterHeld()
     }
     guard let event = try merged() else { return nil }
+    return holdsBack(event) ? try nextAfterHeld() : event
+  }
+
+  /// Notes an allocation returned, and holds a free that comes before its ALLOC: true then.
+  @inline(__always)
+  private mutating func holdsBack(_ event: TraceEvent) -> Bool {
     switch event {
     case .alloc(let alloc):
       noteAllocated(alloc.id)
     case .free(let free) where comesEarly(free):
       heldFrees.append(free)
-      return try nextAfterHeld()
+      return true
     default:
       break
     }
-    return event
+    return false
   }
 
   /// Appends the events that ``next()`` would return, in the same order, until `batch` holds
@@ -167,20 +173,8 @@ public struct TraceEventStream {
   /// and returned unless it is a free held back (then false).
   @inline(__always)
   private mutating func deliver(_ event: TraceEvent, into batch: inout [TraceEvent]) -> Bool {
-    eventCount &+= 1
-    switch event {
-    case .alloc(let alloc):
-      if !alloc.isCarriedOver { allocCount &+= 1 }
-      noteAllocated(alloc.id)
-    case .free(let free):
-      freeCount &+= 1
-      if comesEarly(free) {
-        heldFrees.append(free)
-        return false
-      }
-    default:
-      break
-    }
+    count(event)
+    guard !holdsBack(event) else { return false }
     batch.append(event)
     return true
   }
