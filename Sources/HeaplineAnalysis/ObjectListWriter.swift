@@ -112,24 +112,46 @@ public enum ObjectListWriter {
   }
 }
 
-/// The last key met at each of a few places: a set's insert, which hashes, is needed only for a
-/// key not met there just before. Rows and allocations name few categories and stacks, again
-/// and again.
-struct RecentKeys {
+/// The last key met at each of a few places, with a value: a lookup that hashes (a set's insert,
+/// a dictionary's find) is needed only for a key not met at its place just before. Rows and
+/// allocations name few categories and stacks, again and again.
+struct RecentKeys<Value> {
   private var keys: [UInt64]
+  private var values: [Value]
 
   /// Each place starts with a number that is not one of its keys (those that fall there are
-  /// equal to it modulo `places`), so that every key, `UInt64.max` too, is new at first.
-  init(places: Int) {
+  /// equal to it modulo `places`), so that every key, `UInt64.max` too, is unknown at first.
+  init(places: Int, empty: Value) {
     precondition(places >= 2)
     keys = (0..<places).map { UInt64($0 + 1) }
+    values = Array(repeating: empty, count: places)
   }
+
+  private func place(_ key: UInt64) -> Int {
+    Int(truncatingIfNeeded: key % UInt64(keys.count))
+  }
+
+  /// The value of `key` when it is the last key met at its place.
+  func value(of key: UInt64) -> Value? {
+    let place = place(key)
+    return keys[place] == key ? values[place] : nil
+  }
+
+  /// Makes `key`, with `value`, the last key met at its place.
+  mutating func remember(_ key: UInt64, _ value: Value) {
+    let place = place(key)
+    keys[place] = key
+    values[place] = value
+  }
+}
+
+extension RecentKeys where Value == Void {
+  init(places: Int) { self.init(places: places, empty: ()) }
 
   /// Whether `key` was not the last key met at its place; it is now.
   mutating func isNew(_ key: UInt64) -> Bool {
-    let place = Int(truncatingIfNeeded: key % UInt64(keys.count))
-    guard keys[place] != key else { return false }
-    keys[place] = key
+    guard value(of: key) == nil else { return false }
+    remember(key, ())
     return true
   }
 }

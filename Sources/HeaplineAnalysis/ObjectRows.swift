@@ -51,31 +51,25 @@ struct ObjectRows {
   }
 }
 
-/// Text made once per key and copied after that, from one buffer. The last key seen at each of
-/// `recent` places answers without hashing: rows name few categories and stacks, again and
-/// again.
+/// Text made once per key and copied after that, from one buffer, found by the recent keys
+/// before the dictionary of all.
 private struct RepeatedFields {
   private var bytes: [UInt8] = []
   private var spans: [UInt64: Range<Int>] = [:]
-  private var recentKeys: [UInt64]
-  private var recentSpans: [Range<Int>]
+  private var recent: RecentKeys<Range<Int>>
 
-  init(recent: Int) {
-    // Not a key of its place, as in ``RecentKeys``: every key is unknown at first.
-    precondition(recent >= 2)
-    recentKeys = (0..<recent).map { UInt64($0 + 1) }
-    recentSpans = Array(repeating: 0..<0, count: recent)
-  }
+  init(recent places: Int) { recent = RecentKeys(places: places, empty: 0..<0) }
 
   /// Appends the text of `key`; false when there is none yet (then ``add(_:_:to:)`` it).
   mutating func append(_ key: UInt64, to text: inout TextBytes) -> Bool {
-    let place = Int(truncatingIfNeeded: key % UInt64(recentKeys.count))
-    if recentKeys[place] != key {
+    let span: Range<Int>
+    if let known = recent.value(of: key) {
+      span = known
+    } else {
       guard let known = spans[key] else { return false }
-      recentKeys[place] = key
-      recentSpans[place] = known
+      recent.remember(key, known)
+      span = known
     }
-    let span = recentSpans[place]
     bytes.withUnsafeBufferPointer { text.append(utf8: UnsafeBufferPointer(rebasing: $0[span])) }
     return true
   }
