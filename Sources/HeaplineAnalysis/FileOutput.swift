@@ -58,8 +58,7 @@ public struct FileOutput: TextOutput {
 
   /// Appends `bytes` as they are: for a binary output, a gzipped profile.
   public mutating func write(bytes: [UInt8]) throws(AnalysisError) {
-    buffer.append(contentsOf: bytes)
-    if buffer.count >= Self.capacity { try flush() }
+    try bytes.withUnsafeBufferPointer { bytes throws(AnalysisError) in try write(utf8: bytes) }
   }
 
   public mutating func write(utf8 bytes: UnsafeBufferPointer<UInt8>) throws(AnalysisError) {

@@ -21,11 +21,6 @@ extension Symbolizer {
     return SymbolizerOutput.parse(String(decoding: output, as: UTF8.self))
   }
 
-  /// Runs `executable` with `input` on stdin, returns its stdout, or `nil` if it cannot start.
-  ///
-  /// The input goes through an unlinked temporary file rather than a pipe: writing a pipe
-  /// while the tool answers needs a second thread to avoid a deadlock, and writing to a tool
-  /// that died would raise `SIGPIPE` in the caller's process.
   /// How long the tool may run: `HEAPLINE_SYMBOLIZER_TIMEOUT` seconds, 600 by default. A tool
   /// that hangs (a debug-info server that never answers, say) must not hang the recording
   /// that waits for it at its end.
@@ -36,8 +31,13 @@ extension Symbolizer {
     return seconds
   }
 
-  /// Runs the tool on `input`; `nil` when it cannot start or was stopped at its deadline
-  /// (`timeout` seconds), which it says on standard error: its frames stay `module+0xoffset`.
+  /// Runs `executable` with `input` on stdin and returns its stdout; `nil` when it cannot start,
+  /// or was stopped at its deadline (`timeout` seconds), which it says on standard error: its
+  /// frames stay `module+0xoffset`.
+  ///
+  /// The input goes through an unlinked temporary file rather than a pipe: writing a pipe
+  /// while the tool answers needs a second thread to avoid a deadlock, and writing to a tool
+  /// that died would raise `SIGPIPE` in the caller's process.
   static func run(
     _ executable: String, arguments: [String], input: Data, timeout: Double = toolTimeout
   ) -> Data? {
