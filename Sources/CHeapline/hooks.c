@@ -47,7 +47,30 @@ HL_HOOK static inline void *hl_allocated(void *p, size_t size) {
   return p;
 }
 
-HL_HOOK void *malloc(size_t size) { return hl_allocated(__libc_malloc(size), size); }
+// The bytes past what was asked for, up to the chunk's usable end, still hold what the memory
+// held before. The leak scan reads a block to its usable end (Swift's arrays keep elements
+// there), and reads whole a chunk it did not see allocated (one from before an in-process
+// recording): a stale word there would read as a pointer, keep a leaked block reachable or make
+// it look possibly lost. So they are zeroed before the program has the block. A new chunk that
+// is a mapping of its own comes zeroed from the kernel; a resized one may not. A new block's
+// bytes are all unwritten, so its last three words are zeroed whole, which covers the tail of
+// any malloc (at most 24 bytes) with three stores instead of a call.
+HL_HOOK static inline void *hl_cleared_tail(void *p, size_t size, int resized) {
+  if (HL_LIKELY(p != NULL) && (resized || !hl_chunk_is_mapped(hl_chunk_header(p)))) {
+    uint64_t usable = hl_usable_size(p);  // a multiple of 8, and at least 24
+    if (HL_LIKELY(!resized && usable - size <= 24)) {
+      uint64_t *end = (uint64_t *)((char *)p + usable);
+      end[-1] = end[-2] = end[-3] = 0;
+    } else if (usable > size) {
+      memset((char *)p + size, 0, usable - size);
+    }
+  }
+  return p;
+}
+
+HL_HOOK void *malloc(size_t size) {
+  return hl_allocated(hl_cleared_tail(__libc_malloc(size), size, 0), size);
+}
 
 HL_HOOK void free(void *p) {
   if (!p) return;
@@ -60,7 +83,8 @@ HL_HOOK void free(void *p) {
 }
 
 HL_HOOK void *calloc(size_t n, size_t size) {
-  return hl_allocated(__libc_calloc(n, size), n * size);  // no overflow: calloc checked it
+  // glibc's calloc zeroes the whole usable size. No overflow: calloc checked it.
+  return hl_allocated(__libc_calloc(n, size), n * size);
 }
 
 // A failed realloc leaves its block as it was: back into the live table it goes.
@@ -88,10 +112,10 @@ HL_HOOK static void *hl_realloc_deferred(void *old, size_t size) {
 
 HL_HOOK void *realloc(void *old, size_t size) {
   if (HL_UNLIKELY(hl_tls.in_event) && !hl_tls.own && !hl_tls.internal && old) return hl_realloc_deferred(old, size);
-  if (!hl_should_record()) return __libc_realloc(old, size);
+  if (!hl_should_record()) return hl_cleared_tail(__libc_realloc(old, size), size, old != NULL);
   if (!old) return malloc(size);
   if (HL_UNLIKELY(hl_sample_bytes)) {
-    if (size) return hl_sample_realloc(old, size);
+    if (size) return hl_cleared_tail(hl_sample_realloc(old, size), size, 1);
     free(old);  // what glibc's realloc(p, 0) does
     return NULL;
   }
@@ -110,6 +134,7 @@ HL_HOOK void *realloc(void *old, size_t size) {
     if (had) hl_live_put_back(&blk);
     return NULL;
   }
+  hl_cleared_tail(p, size, 1);
   hl_on_realloc(&blk, had, p, size);
   return p;
 }
@@ -124,7 +149,7 @@ HL_HOOK void *reallocarray(void *old, size_t n, size_t size) {
 }
 
 HL_HOOK void *memalign(size_t alignment, size_t size) {
-  return hl_allocated(__libc_memalign(alignment, size), size);
+  return hl_allocated(hl_cleared_tail(__libc_memalign(alignment, size), size, 0), size);
 }
 
 // Exactly what the glibc this is built for does: up to 2.37 aligned_alloc is memalign, which
@@ -147,10 +172,10 @@ HL_HOOK int posix_memalign(void **out, size_t alignment, size_t size) {
     errno = saved;  // posix_memalign reports through its result, not errno
     return ENOMEM;
   }
-  *out = hl_allocated(p, size);
+  *out = hl_allocated(hl_cleared_tail(p, size, 0), size);
   return 0;
 }
 
-HL_HOOK void *valloc(size_t size) { return hl_allocated(__libc_valloc(size), size); }
+HL_HOOK void *valloc(size_t size) { return hl_allocated(hl_cleared_tail(__libc_valloc(size), size, 0), size); }
 
-HL_HOOK void *pvalloc(size_t size) { return hl_allocated(__libc_pvalloc(size), size); }
+HL_HOOK void *pvalloc(size_t size) { return hl_allocated(hl_cleared_tail(__libc_pvalloc(size), size, 0), size); }

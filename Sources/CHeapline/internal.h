@@ -24,6 +24,16 @@ enum { HL_DEFAULT_DEPTH = 64, HL_MAX_DEPTH = 256, HL_BUFFER_BYTES = 2 * 1024 * 1
 // rounding, under 1 ms) has passed; while other threads allocate too, every grain (events.c).
 enum { HL_TIME_GRAIN = 1024, HL_COARSE_TICK = 975 * HL_TIME_GRAIN };
 
+// glibc's chunk header, the word before a block in use (malloc.c): its size, with bit 1 set
+// for a chunk that is a mapping of its own. What malloc_usable_size answers, without the call
+// and its look at the next chunk's header, a cache line of its own.
+static inline uint64_t hl_chunk_header(const void *p) { return ((const uint64_t *)p)[-1]; }
+static inline int hl_chunk_is_mapped(uint64_t header) { return (header & 2) != 0; }
+static inline uint64_t hl_usable_size(const void *p) {
+  uint64_t header = hl_chunk_header(p);
+  return (header & ~(uint64_t)7) - (hl_chunk_is_mapped(header) ? 16 : 8);
+}
+
 // Recording state of the process, read by every hook.
 enum hl_state { HL_UNINIT = 0, HL_OFF = 1, HL_ON = 2, HL_STOPPING = 3 };
 extern _Atomic int hl_state;

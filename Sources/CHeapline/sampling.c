@@ -53,14 +53,6 @@ static void filter_remove(_Atomic uint8_t *slot) {
   }
 }
 
-// What malloc_usable_size answers for a block in use, read from the chunk header that glibc's
-// malloc has just written and its free is about to read (malloc.c: memsize()), without the
-// call, and without its look at the next chunk's header, a cache line of its own.
-static inline uint64_t usable_size(const void *p) {
-  uint64_t header = ((const uint64_t *)p)[-1];
-  return (header & ~(uint64_t)7) - (header & 2 ? 16 : 8);  // 2: IS_MMAPPED
-}
-
 // Reads HEAPLINE_SAMPLE_BYTES when a recording begins; 0 when it is unset.
 // What the COUNTS records written so far add up to: usable bytes and blocks live. A rotation
 // starts its next file with them (CARRIED_COUNTS), as it starts it with the sampled live blocks.
@@ -198,7 +190,7 @@ HL_HOOK void hl_sample_alloc(void *p, size_t size) {
   struct hl_counts *c = &hl_tls.counts;
   bump(c, HL_COUNT_ALLOCS, 1);
   bump(c, HL_COUNT_BYTES, size);
-  bump(c, HL_COUNT_USABLE_IN, usable_size(p));
+  bump(c, HL_COUNT_USABLE_IN, hl_usable_size(p));
   c->countdown -= (int64_t)size;
   if (HL_UNLIKELY(c->countdown <= 0)) {
     // A thread's first call draws its first gap, then counts down from it like any other.
@@ -217,7 +209,7 @@ HL_HOOK void hl_sample_alloc(void *p, size_t size) {
 HL_HOOK void hl_sample_free(void *p) {
   struct hl_counts *c = &hl_tls.counts;
   bump(c, HL_COUNT_FREES, 1);
-  bump(c, HL_COUNT_USABLE_OUT, usable_size(p));
+  bump(c, HL_COUNT_USABLE_OUT, hl_usable_size(p));
   _Atomic uint8_t *slot = filter_slot(p);
   if (HL_UNLIKELY(atomic_load_explicit(slot, memory_order_relaxed) != 0) &&
       hl_sample_record_free(p, 1, NULL))
@@ -229,7 +221,7 @@ HL_HOOK void hl_sample_free(void *p) {
 // would be. A sampled old block leaves the live table before the real realloc, whose address
 // another thread may be given at once, and goes back if the realloc fails.
 HL_HOOK void *hl_sample_realloc(void *old, size_t size) {
-  uint64_t old_usable = usable_size(old);
+  uint64_t old_usable = hl_usable_size(old);
   _Atomic uint8_t *slot = filter_slot(old);
   struct hl_block blk;
   int had = atomic_load_explicit(slot, memory_order_relaxed) != 0 &&

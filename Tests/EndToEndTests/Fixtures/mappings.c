@@ -9,6 +9,9 @@
 //   stale     3 blocks of 200 bytes, pointed to only from a freed      lost
 //             block of the main arena, past the words free overwrites
 //   arena     3 blocks of 216 bytes, the same in a thread's arena     lost
+//   tail      2 blocks of 168 bytes, pointed to only from past the     lost
+//             bytes a reachable block asked for, where its chunk
+//             held them before it was freed and given out again
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +54,21 @@ __attribute__((noinline)) static void leak_behind_free(size_t size) {
   free(holder);
 }
 
+void *volatile kept[2];  // roots: the blocks whose tails hold the stale pointers
+
+// A 48-byte chunk has 40 usable bytes: its next owner, asking for 32, leaves the last word as
+// the previous owner wrote it. The scan reads a block to its usable end (Swift keeps elements
+// there), so the shim must zero that word before handing the chunk out.
+__attribute__((noinline)) static void leak_behind_tail(void) {
+  for (int i = 0; i < 2; i++) {
+    void **earlier = malloc(40);
+    memset(earlier, 0, 40);
+    earlier[4] = malloc(168);
+    free(earlier);
+    kept[i] = malloc(32);  // the same chunk, from the tcache
+  }
+}
+
 static void *in_thread(void *arg) {
   (void)arg;
   leak_behind_free(216);
@@ -68,6 +86,7 @@ int main(int argc, char **argv) {
   keep_in_merged_mapping();
   leak_big();
   leak_behind_free(200);
+  leak_behind_tail();
   pthread_t thread;
   pthread_create(&thread, NULL, in_thread, NULL);
   pthread_join(thread, NULL);
