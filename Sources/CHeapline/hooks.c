@@ -55,7 +55,13 @@ HL_HOOK static inline void *hl_allocated(void *p, size_t size) {
 // is a mapping of its own comes zeroed from the kernel; a resized one may not. A new block's
 // bytes are all unwritten, so its last three words are zeroed whole, which covers the tail of
 // any malloc (at most 24 bytes) with three stores instead of a call.
+// Before glibc 2.34, MALLOC_CHECK_ made __libc_malloc keep a check byte past the requested
+// bytes, which free verifies: there the tail is left alone.
 HL_HOOK static inline void *hl_cleared_tail(void *p, size_t size, int resized) {
+#if __GLIBC__ == 2 && __GLIBC_MINOR__ < 34
+  (void)size, (void)resized;
+  return p;
+#endif
   if (HL_LIKELY(p != NULL) && (resized || !hl_chunk_is_mapped(hl_chunk_header(p)))) {
     uint64_t usable = hl_usable_size(p);  // a multiple of 8, and at least 24
     if (HL_LIKELY(!resized && usable - size <= 24)) {
