@@ -111,21 +111,42 @@ public struct SymbolCache: Sendable {
     "\(directory)/\(Self.hex(buildID)).symbols"
   }
 
-  /// Removes the least recently used cache files once there are more than ``fileLimit``. Only
-  /// files named as this cache names them count, and go: the directory may be shared.
+  /// Removes the temporary files that writers killed before their rename left, once older than
+  /// ``temporaryLifetime``, and the least recently used cache files once there are more than
+  /// ``fileLimit``. Only files named as this cache names them count, and go: the directory may
+  /// be shared.
   private func prune() {
     guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
       return
     }
-    let files = names.filter(Self.isCacheFile)
-    guard files.count > Self.fileLimit else { return }
-    let used = files.map { name -> (path: String, time: Int) in
+    func modified(_ name: String) -> (path: String, time: Int) {
       let path = "\(directory)/\(name)"
       var info = stat()
       return (path, stat(path, &info) == 0 ? info.st_mtim.tv_sec : 0)
     }
+    let now = time(nil)
+    for file in names.filter(Self.isTemporaryFile).map(modified)
+    where file.time < now - Self.temporaryLifetime {
+      unlink(file.path)
+    }
+    let files = names.filter(Self.isCacheFile)
+    guard files.count > Self.fileLimit else { return }
+    let used = files.map(modified)
     let oldest = used.sorted { $0.time < $1.time }.prefix(files.count - Self.fileLimit * 3 / 4)
     for file in oldest { unlink(file.path) }
+  }
+
+  /// Seconds after which a temporary file is taken as left by a writer that died: a live one
+  /// renames its file within a moment of making it.
+  static let temporaryLifetime = 3_600
+
+  /// Whether `name` is one of this cache's temporary files: a dot, a build ID in hexadecimal, a
+  /// dot, a decimal number, then `.tmp`.
+  static func isTemporaryFile(_ name: String) -> Bool {
+    let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+    guard parts.count == 4, parts[0].isEmpty, parts[3] == "tmp" else { return false }
+    return !parts[1].isEmpty && parts[1].allSatisfy { $0.isHexDigit && !$0.isUppercase }
+      && parts[2].allSatisfy(\.isNumber) && UInt64(parts[2]) != nil
   }
 
   /// Whether `name` is a cache file's: a build ID in hexadecimal, then `.symbols`.

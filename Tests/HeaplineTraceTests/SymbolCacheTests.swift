@@ -47,7 +47,7 @@ struct SymbolCacheTests {
       let directory = cache.directory
       try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
       for name in names {
-        FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: Data())
+        #expect(FileManager.default.createFile(atPath: "\(directory)/\(name)", contents: Data()))
       }
       return directory
     }
@@ -197,12 +197,13 @@ struct SymbolCacheTests {
     }
     let before = try #require(identity())
     // When a debug file appears where the tool looks for it: beside the module, then in .debug
-    FileManager.default.createFile(atPath: "\(setup.directory)/\(link)", contents: Data([1]))
+    #expect(FileManager.default.createFile(atPath: "\(setup.directory)/\(link)", contents: Data([1])))
     let beside = try #require(identity())
     try FileManager.default.createDirectory(
       atPath: "\(setup.directory)/.debug", withIntermediateDirectories: true)
-    FileManager.default.createFile(
-      atPath: "\(setup.directory)/.debug/\(link)", contents: Data([1, 2]))
+    #expect(
+      FileManager.default.createFile(
+        atPath: "\(setup.directory)/.debug/\(link)", contents: Data([1, 2])))
     let inDebug = try #require(identity())
     // Then each is another identity
     #expect(Set([before, beside, inDebug]).count == 3)
@@ -293,6 +294,28 @@ struct SymbolCacheTests {
     #expect(SymbolCache.isCacheFile("0a1b.symbols"))
     #expect(!SymbolCache.isCacheFile("0A1B.symbols"))
     #expect(!SymbolCache.isCacheFile(".0a1b.123.tmp"))
+  }
+
+  @Test("temporary files that killed writers left go once an hour old; fresh ones and others stay")
+  func removesStaleTemporaryFiles() throws {
+    // Given a writer's temporary file from two hours ago, one from a minute ago, and files
+    // that are not the cache's but look alike
+    let setup = try Setup()
+    defer { setup.remove() }
+    let stale = ".0a1b2c.1234567890.tmp", fresh = ".0a1b2c.987.tmp"
+    let others = [".0A1B.5.tmp", ".0a1b.x5.tmp", ".0a1b.5.tmp.keep", "0a1b.5.tmp", ".0a1b..tmp"]
+    let directory = try setup.cacheDirectory(holding: [stale, fresh] + others)
+    for (name, age) in [(stale, 7_200.0), (fresh, 60)] + others.map({ ($0, 86_400.0) }) {
+      try FileManager.default.setAttributes(
+        [.modificationDate: Date(timeIntervalSinceNow: -age)], ofItemAtPath: "\(directory)/\(name)")
+    }
+    // When an answer is stored
+    _ = setup.symbolizer.symbolize([setup.pc], modules: [setup.libc])
+    // Then only the stale temporary file is gone
+    let names = Set(try FileManager.default.contentsOfDirectory(atPath: directory))
+    #expect(names == Set([fresh] + others + [SymbolCache.hex(setup.libc.buildID) + ".symbols"]))
+    #expect(SymbolCache.isTemporaryFile(stale))
+    #expect(!others.contains(where: SymbolCache.isTemporaryFile))
   }
 
   @Test("HEAPLINE_SYMBOL_CACHE names the directory or, empty, turns it off; else XDG, else HOME")
