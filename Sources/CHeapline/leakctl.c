@@ -156,7 +156,7 @@ int hl_leaks_try_hold(void) {
 void hl_leaks_release(void) { hl_spin_unlock(&hl_scan_lock); }
 
 // Runs a scan and writes it to the trace. `sp` and `regs` are the scanning thread's own stack
-// and registers when they are roots; 0 on the shim's thread, and at exit.
+// and registers when they are roots; 0 on the shim's thread, and at exit once main returned.
 static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t sp,
                     struct heapline_leak_summary *summary) {
   if (atomic_load(&hl_state) != HL_ON) return EINVAL;
@@ -229,13 +229,17 @@ __attribute__((noinline)) int heapline_check_leaks(struct heapline_leak_summary 
 // So the scan sees the program after its own destructors, as valgrind does, and its stack from
 // here up: exit's frames, not main's, which has returned.
 //
-// The exiting thread's stack and registers are no roots: main has returned (or called exit), so
-// its locals are dead, and the frames of exit and of the destructors that ran lie where main's
-// callees' frames were, their unused slots full of stale copies of pointers.
+// The exiting thread's stack is a root only from the frame that called exit() up, with that
+// frame's registers (exitframes.c): below it lie exit's frames and the destructors', their unused
+// slots full of stale copies of pointers. When main returned, none of it is: its locals are dead.
 __attribute__((noinline)) void hl_leaks_at_exit(void) {
   atomic_store(&hl_exiting, 1);
   if (!hl_scan_at_exit) return;
-  run_scan(HL_TRIGGER_EXIT, NULL, 0, 0, NULL);
+  uint64_t regs[6];
+  hl_tls.guard++;  // what libunwind allocates is the shim's
+  uintptr_t sp = hl_exit_caller_frames(regs);
+  hl_tls.guard--;
+  run_scan(HL_TRIGGER_EXIT, sp ? regs : NULL, sp ? 6 : 0, sp, NULL);
 }
 
 static void on_leak_signal(int sig) {
@@ -262,6 +266,7 @@ __attribute__((constructor)) static void hl_leaks_constructor(void) {
   hl_preload_epoch = atomic_load(&hl_epoch);
   hl_heapwalk_init();
   hl_roots_init();
+  hl_exit_frames_init();
   const char *exit_scan = hl_option("HEAPLINE_LEAKS_AT_EXIT");
   hl_scan_at_exit = exit_scan && atoi(exit_scan) > 0;
   const char *sig = hl_option("HEAPLINE_LEAKS_SIGNAL");

@@ -181,6 +181,12 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
 void hl_roots_lock(void);  // the regions that the API registered
 void hl_roots_unlock(void);
 void hl_roots_init(void);  // looks up glibc's and the Swift runtime's symbols, before any scan
+int hl_function_range(const char *name, uintptr_t *lo, uintptr_t *hi);  // from its dynamic symbol
+
+// exitframes.c: where the frames of the program's call to exit() start, 0 when it made none
+// (main returned); their saved callee-saved registers in `regs`. Unwinds: before the world stops.
+void hl_exit_frames_init(void);
+uintptr_t hl_exit_caller_frames(uint64_t regs[6]);
 
 // rootmaps.c: every other writable private mapping (anonymous, or a file's private copy) is a
 // root, as memcheck takes it, less malloc's heaps, the shim's memory, modules' segments (in

@@ -34,7 +34,7 @@ static struct { uintptr_t lo, hi; } hl_user_roots[HL_MAX_ROOTS];
 static _Atomic int hl_user_roots_lock;
 
 // A function's address range, from its dynamic symbol.
-static int function_range(const char *name, uintptr_t *lo, uintptr_t *hi) {
+int hl_function_range(const char *name, uintptr_t *lo, uintptr_t *hi) {
   void *address = dlsym(RTLD_DEFAULT, name);
   Dl_info info;
   const ElfW(Sym) *symbol = NULL;
@@ -56,8 +56,8 @@ void hl_roots_init(void) {
   if (size && *size >= 1024 && *size <= 65536) hl_pthread_size = *size;
   // The Swift runtime may be loaded later (dlopen): looked up again until it is found.
   const uint64_t *pool = hl_pool_size ? NULL : dlsym(RTLD_DEFAULT, "_swift_debug_metadataAllocatorPageSize");
-  if (pool && function_range("swift_slowAlloc", &hl_slow_alloc.lo, &hl_slow_alloc.hi) &&
-      function_range("swift_allocObject", &hl_alloc_object.lo, &hl_alloc_object.hi))
+  if (pool && hl_function_range("swift_slowAlloc", &hl_slow_alloc.lo, &hl_slow_alloc.hi) &&
+      hl_function_range("swift_allocObject", &hl_alloc_object.lo, &hl_alloc_object.hi))
     hl_pool_size = *pool;
 }
 
@@ -324,7 +324,7 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
     uint64_t tp;
     __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
     s->root_tid = (int32_t)syscall(SYS_gettid);
-    if (self_sp) {  // not at exit, when its frames are dead
+    if (self_sp) {  // at exit, from the frame that called exit; none once main returned
       s->root_kind = HL_ROOT_REGISTERS;
       hl_scan_registers(s, self_regs, nregs);
       s->root_kind = HL_ROOT_STACK;
