@@ -123,8 +123,11 @@ _Static_assert(__builtin_offsetof(struct hl_buffer, side_len) == 104, "shared la
 _Static_assert(__builtin_offsetof(struct hl_buffer, data) == 128, "shared layout");
 
 // A call a signal handler made while its thread was inside a shim event: kept here until the
-// event ends (events.c), because the handler may not touch the tables the event holds.
-enum { HL_DEFERRED = 16, HL_DEFERRED_DEPTH = 24 };
+// event ends (events.c), because the handler may not touch the tables the event holds. An event
+// that fills its buffer compresses it, which a loaded machine can stretch to tens of
+// milliseconds: room for 64 calls. The queue is virtual memory of the thread's TLS until a
+// handler fills it (15 KiB).
+enum { HL_DEFERRED = 64, HL_DEFERRED_DEPTH = 24 };
 struct hl_deferred {
   uint64_t addr, size, time;
   uint32_t kind, depth;  // kind 1 alloc, 2 free
@@ -186,6 +189,8 @@ extern uint64_t hl_start_ns;
 // threads.c
 struct hl_buffer *hl_acquire(void);  // this thread's buffer, BUSY; NULL when not recording
 void hl_release(struct hl_buffer *b);
+struct hl_buffer *hl_take_by_serial(uint32_t serial);  // another thread's, if idle; no waiting
+void hl_give_back(struct hl_buffer *b);  // what hl_take_by_serial took
 void hl_threads_init(void);
 void hl_threads_begin_recording(void);
 extern _Atomic uint32_t hl_epoch;

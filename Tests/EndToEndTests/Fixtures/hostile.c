@@ -56,9 +56,10 @@ static void with_signals(void) {
   if (!report || !release) return;
   uint32_t token = scope("signals");
   signal(SIGALRM, on_alarm);
-  // Every millisecond: the shim keeps 16 of a thread's handler calls while the thread is in
-  // an event, so only an event of over 16 ms (a loaded machine descheduling a buffer's
-  // compression) could lose one, which the trace would count. At 200 us, one of 3.2 ms did.
+  // Every millisecond: the shim keeps 64 of a thread's handler calls while the thread is in
+  // an event, so only an event of over 64 ms (a loaded machine descheduling a buffer's
+  // compression) could lose one, which the trace would count. With room for 16, a run beside
+  // valgrind and a Swift build lost 18.
   struct itimerval every = {{0, 1000}, {0, 1000}};
   setitimer(ITIMER_REAL, &every, NULL);
   // In the shim nearly all the time, until the handler has run 1,000 times
