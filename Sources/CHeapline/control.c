@@ -82,6 +82,8 @@ static void hl_end(int reason) {
   if (!hl_sample_bytes) hl_footprint_write(hl_sampler_buffer, HL_FOOTPRINT_END, &footprint);
   hl_sampler_housekeeping();  // names the last Swift types, writes the final module map
   hl_flush_all(1);
+  // The threads' last allocations, finished by that flush, may be the first of their classes
+  hl_sampler_housekeeping();
   hl_unwind_report();
   hl_writer_close(reason);
   atomic_store(&hl_state, HL_OFF);

@@ -6,6 +6,7 @@
 // written by the event it interrupted, just before that event ends. A deferred free also waits
 // for the real free until then, so that no other thread can be given the address meanwhile.
 #include <errno.h>
+#include <string.h>
 
 #include "unwind.h"
 
@@ -72,9 +73,35 @@ HL_HOOK static void hl_record_alloc(struct hl_buffer *b, uint64_t addr, uint64_t
   b->next_alloc++;
 }
 
+// A Swift object that another thread frees before its own thread's next call, which would
+// have read its header: its class is named now, from the header that is whole until the real
+// free, into its thread's pending allocation, when that thread is between events (as a flush
+// takes its buffer). Blocks that are no object of a class known not to be one cost one read.
+HL_HOOK static void name_for_its_thread(const struct hl_block *blk) {
+  uint64_t words[2];
+  uint32_t cat = 0;
+  memcpy(words, (const void *)(uintptr_t)blk->addr, sizeof words);
+  if (hl_swift_classify_known(words, &cat) && !cat) return;
+  struct hl_buffer *owner = hl_take_by_serial(blk->serial);
+  if (!owner) return;
+  struct hl_pending *p = &owner->pending;
+  if (p->valid && p->addr == blk->addr && p->counter == blk->counter && p->category == 0) {
+    if (!cat) cat = hl_swift_classify_in(owner, p->size, words);
+    uint32_t info = cat ? hl_info_intern(owner->infos, p->size, p->stack, cat) : 0;
+    if (info) {
+      p->category = cat;
+      p->info = info;
+    }
+  }
+  hl_give_back(owner);
+}
+
 HL_HOOK static void hl_record_free(struct hl_buffer *b, uint64_t addr, uint64_t now) {
   struct hl_block blk;
-  if (hl_live_remove(addr, &blk)) hl_emit_free(b, now, &blk);
+  if (!hl_live_remove(addr, &blk)) return;
+  if (hl_swift_present && blk.category == 0 && blk.size >= 16 && blk.serial != b->serial)
+    name_for_its_thread(&blk);
+  hl_emit_free(b, now, &blk);
 }
 
 // Writes the calls that signal handlers made during this event. A handler may add more while

@@ -167,7 +167,7 @@ void hl_rotate_poll(uint64_t now) {
   hl_sampler_housekeeping();
   if (!atomic_load(&hl_rotation_off) && hl_hold_all()) {
     hl_lost_poll(b, now);
-    hl_buffer_flush(b);
+    hl_sampler_housekeeping();  // names the classes of the allocations that holding finished
     uint32_t next = hl_sequence + 1;
     if (name_file(next) && hl_writer_next(hl_current, hl_in_process) == 0) {
       hl_sequence = next;

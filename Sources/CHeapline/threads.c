@@ -20,6 +20,29 @@ static struct hl_buffer *_Atomic hl_buffers[HL_OWN_BUFFERS + HL_SHARED_BUFFERS];
 static _Atomic uint32_t hl_buffer_count;  // own buffers made so far
 static _Atomic int hl_many_lock;
 static _Atomic uint32_t hl_next_serial = 1;
+// The buffer of each recent thread serial, by serial modulo its size, for hl_take_by_serial.
+enum { HL_BY_SERIAL = 1024 };
+static _Atomic(struct hl_buffer *) hl_by_serial[HL_BY_SERIAL];
+
+// A buffer made ready for a thread, under a new serial.
+static void reset_for_thread(struct hl_buffer *b, uint32_t tid) {
+  uint32_t serial = atomic_fetch_add(&hl_next_serial, 1);
+  hl_buffer_reset(b, serial, tid);
+  atomic_store(&hl_by_serial[serial % HL_BY_SERIAL], b);
+}
+
+// Takes the buffer of thread serial `serial` when its owner is between events, as a flush
+// does, without waiting; NULL when it is busy, or no longer that serial's.
+struct hl_buffer *hl_take_by_serial(uint32_t serial) {
+  struct hl_buffer *b = atomic_load(&hl_by_serial[serial % HL_BY_SERIAL]);
+  uint32_t expected = HL_BUF_IDLE;
+  if (!b || !atomic_compare_exchange_strong(&b->state, &expected, HL_BUF_FLUSHING)) return NULL;
+  if (b->serial == serial) return b;
+  atomic_store(&b->state, HL_BUF_IDLE);
+  return NULL;
+}
+
+void hl_give_back(struct hl_buffer *b) { atomic_store_explicit(&b->state, HL_BUF_IDLE, memory_order_release); }
 _Atomic uint32_t hl_epoch = 1;  // advanced by every start, so threads drop stale buffers
 // A rotation holds every buffer (hl_hold_all); a thread taking a buffer for the first time counts
 // itself in `hl_attaching` and waits while `hl_holding_all` is up, so none slips in unseen.
@@ -84,7 +107,7 @@ static struct hl_buffer *shared_buffer(uint32_t tid) {
   b = atomic_load(slot);
   if (!b) b = hl_shared_new_buffer();
   if (b && atomic_load(&b->state) == HL_BUF_FREE) {  // new, or left over from a recording
-    hl_buffer_reset(b, atomic_fetch_add(&hl_next_serial, 1), 0);
+    reset_for_thread(b, 0);
     b->many = 1;
     atomic_store(&b->state, HL_BUF_IDLE);
     atomic_store(slot, b);
@@ -132,7 +155,7 @@ static struct hl_buffer *attach(uint32_t tid) {
     hl_tls.buf = shared_buffer(tid);
     return hl_tls.buf ? acquire() : NULL;
   }
-  hl_buffer_reset(b, atomic_fetch_add(&hl_next_serial, 1), tid);
+  reset_for_thread(b, tid);
   b->many = 0;
   hl_counts_attach(b);
   hl_tls.buf = b;

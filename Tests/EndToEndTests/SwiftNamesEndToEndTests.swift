@@ -125,4 +125,24 @@ import Testing
     #expect(report.groups.isEmpty, "\(report.groups.map(\.name))")
     #expect(try Harness.heapline(["leaks", trace.path]).status == 0)
   }
+
+  @Test func anObjectFreedByAnotherThreadOrLastOfAThreadThatNeverAllocatesAgainIsNamed() throws {
+    // Given objects that another thread frees before the thread that made them calls malloc
+    // again, and a thread's last allocation, the first of its class, before it waits for good
+    let trace = try Harness.temporaryDirectory().appendingPathComponent("handoff.trace")
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace.path, "--", LeakSwiftTests.fixture, "handoff"])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "handed over 20, kept 1\n")
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    // Then each is counted under its class, and every category has a name
+    let handedOver = try #require(stats.category(named: "heapline_leak_fixture.HandedOver"))
+    #expect(handedOver.totalCount == 20)
+    #expect(handedOver.totalBytes == 20 * 48)
+    #expect(handedOver.persistentCount == 0)
+    let last = try #require(stats.category(named: "heapline_leak_fixture.LastOfItsThread"))
+    #expect(last.persistentCount == 1)
+    #expect(last.persistentBytes == 24)
+    #expect(!stats.categories.contains { $0.name.hasPrefix("Category ") })
+  }
 }

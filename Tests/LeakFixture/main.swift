@@ -206,7 +206,9 @@ case "names":
   makeNamedTypes()
 case "slack":
   keepInMallocsSlack()
+case "handoff":
+  handOver()
 default:
-  print("usage: heapline-leak-fixture cycles|foundation|threads|referee|names|slack")
+  print("usage: heapline-leak-fixture cycles|foundation|threads|referee|names|slack|handoff")
   exit(2)
 }
