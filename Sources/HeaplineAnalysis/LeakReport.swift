@@ -108,6 +108,18 @@ public struct LeakReport: Sendable {
     for group in suppressedGroups { suppressed.add(group.total) }
   }
 
+  /// Why the trace at `path` holds no leak scan, and how to get one. The scan at exit runs in
+  /// exit()'s handlers, which `_exit`, `abort`, a crash or a kill skip.
+  static func noScan(path: String) -> String {
+    if (try? TraceReader(path: path))?.trailer?.endReason == .endedUnfinished {
+      return "trace '\(path)' holds no leak scan: the program ended without exit() (_exit,"
+        + " abort, a crash or a kill), where the scan at exit runs; --leaks-every or"
+        + " --leaks-signal scan while it runs"
+    }
+    return "trace '\(path)' holds no leak scan (record with --leaks, --leaks-every or"
+      + " --leaks-signal, or call heapline_check_leaks())"
+  }
+
   /// Reads the trace at `path` and reports its scan numbered `scanID`, or its last complete
   /// scan.
   ///
@@ -119,11 +131,7 @@ public struct LeakReport: Sendable {
   ) throws(AnalysisError) -> LeakReport {
     let metadata = try TraceMetadata.read(path: path)
     let scans = metadata.leakScans.values.sorted { $0.id < $1.id }
-    guard !scans.isEmpty else {
-      throw .invalidOption(
-        "trace '\(path)' holds no leak scan (record with --leaks, --leaks-every or"
-          + " --leaks-signal, or call heapline_check_leaks())")
-    }
+    guard !scans.isEmpty else { throw .invalidOption(noScan(path: path)) }
     let chosen: LeakScan
     if let scanID {
       guard let found = metadata.leakScans[scanID] else {

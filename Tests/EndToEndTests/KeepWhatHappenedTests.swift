@@ -46,6 +46,14 @@ import Testing
     let reader = try TraceReader(path: run.trace.path)
     #expect(reader.trailer?.exitStatus == UInt32(status))
     #expect(reader.trailer?.flags.contains(.writtenByRecorder) == true)
+    // And `leaks` says why there is no scan at exit, and what scans while the program runs
+    let leaks = try Harness.heapline(["leaks", run.trace.path])
+    #expect(leaks.status == 2)
+    #expect(
+      leaks.stderr.hasSuffix(
+        "\nheapline: trace '\(run.trace.path)' holds no leak scan: the program ended without"
+          + " exit() (_exit, abort, a crash or a kill), where the scan at exit runs;"
+          + " --leaks-every or --leaks-signal scan while it runs\n"))
   }
 
   @Test func aNormalExitIsFinishedByTheShimItself() throws {
