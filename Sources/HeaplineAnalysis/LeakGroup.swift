@@ -48,13 +48,6 @@ public struct LeakGroupMember: Hashable, Sendable {
   /// The allocation stack, symbolized, innermost first (inlined functions expanded).
   public var frames: [SymbolizedFrame] = []
 
-  /// The category's name without its module (`ViewController` for `MyApp.ViewController`);
-  /// a closure context is `closure context`.
-  public var shortName: String {
-    if category.kind == .closureContext { return "closure context" }
-    let name = category.name
-    guard category.kind != .sizeClass, let dot = name.firstIndex(of: ".") else { return name }
-    let module = name[..<dot]
-    return module.contains { "<( ,".contains($0) } ? name : String(name[name.index(after: dot)...])
-  }
+  /// The category's name without its module (``CategoryInfo/shortName``).
+  public var shortName: String { category.shortName }
 }

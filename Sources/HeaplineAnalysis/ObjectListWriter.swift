@@ -101,14 +101,15 @@ public enum ObjectListWriter {
     return summary
   }
 
-  /// The ids of the category named `name` among those seen; `nil` for all categories.
+  /// The ids of the category `requested` names among those seen (``CategoryLookup``); `nil`
+  /// for all categories.
   private static func selectedCategories(
-    _ seen: Set<CategoryID>, named name: String?, metadata: TraceMetadata, path: String
+    _ seen: Set<CategoryID>, named requested: String?, metadata: TraceMetadata, path: String
   ) throws(AnalysisError) -> Set<CategoryID>? {
-    guard let name else { return nil }
-    let ids = seen.filter { metadata.category($0).name == name }
-    guard !ids.isEmpty else { throw .unknownCategory(name, path: path) }
-    return ids
+    guard let requested else { return nil }
+    let name = try CategoryLookup.fullName(
+      requested, among: seen.map { metadata.category($0) }, path: path)
+    return seen.filter { metadata.category($0).name == name }
   }
 }
 

@@ -31,14 +31,11 @@ extension Retainers {
       chosen = last
     }
     // A class or scope the trace named, or a size class of a block the scan reached.
-    guard
-      metadata.namedCategories.values.contains(where: { $0.name == category })
-        || chosen.graph!.nodes.contains(where: { metadata.category($0.category).name == category })
-    else {
-      throw .unknownCategory(category, path: path)
-    }
+    let reached = Set(chosen.graph!.nodes.map(\.category)).map { metadata.category($0) }
+    let name = try CategoryLookup.fullName(
+      category, among: Array(metadata.namedCategories.values) + reached, path: path)
     return Retainers(
-      scan: chosen, category: category, metadata: metadata, path: path,
+      scan: chosen, category: name, metadata: metadata, path: path,
       symbolizer: symbolizer)
   }
 }

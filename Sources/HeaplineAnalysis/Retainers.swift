@@ -54,6 +54,8 @@ public struct Retainers: Sendable {
   public var bytes: UInt64
   /// Most objects first.
   public var paths: [Path]
+  /// Its live objects that no root reached, lost or possibly lost: `heapline leaks` shows them.
+  public var unreached: Int
 
   /// The paths to `category`'s objects in `scan`, whose graph must be present; `symbolizer`
   /// names globals (without one, they are named by module and offset).
@@ -95,6 +97,7 @@ public struct Retainers: Sendable {
     }
     objects = chains.count
     bytes = grouped.reduce(0) { $0 + $1.bytes }
+    unreached = scan.blocks.count { metadata.category($0.category).name == category }
     paths = grouped.enumerated().sorted {
       ($1.element.count, $0.offset) < ($0.element.count, $1.offset)
     }.map(\.element)

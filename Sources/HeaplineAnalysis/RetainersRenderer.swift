@@ -55,6 +55,10 @@ public struct RetainersRenderer: Sendable {
     if !(report.scan.graph?.isComplete ?? false) {
       out += "Graph INCOMPLETE: the trace ends inside it; some objects may be missing\n"
     }
+    if report.unreached > 0 {
+      let more = report.unreached == 1 ? "1 more object" : "\(report.unreached) more objects"
+      out += "\(more) that no root reaches, lost or possibly lost: `heapline leaks` shows them\n"
+    }
     for path in report.paths {
       let count = path.count == 1 ? "1 object" : "\(path.count) objects"
       out += "\n\(count), \(ByteCountText.grouped(path.bytes)) bytes:\n"
@@ -74,6 +78,7 @@ public struct RetainersRenderer: Sendable {
       ("category", .string(report.category)),
       ("objects", .signed(report.objects)),
       ("bytes", .unsigned(report.bytes)),
+      ("unreached_objects", .signed(report.unreached)),
       ("complete", .bool(report.scan.graph?.isComplete ?? false)),
       (
         "paths",

@@ -19,7 +19,9 @@ extension HeaplineCommand {
     @Argument(help: "The trace file to read.")
     var file: String
 
-    @Option(help: "Only the objects of the category with this name (`Malloc 48 Bytes`, a type).")
+    @Option(
+      help: "Only the objects of the category with this name (`Malloc 48 Bytes`, a type, or a type's name without its module when only one type has it)."
+    )
     var category: String?
 
     @Option(

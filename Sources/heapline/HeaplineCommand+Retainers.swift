@@ -25,7 +25,9 @@ extension HeaplineCommand {
     var file: String
 
     @Option(
-      help: ArgumentHelp("The category of the objects (a class: MyApp.Image).", valueName: "name"))
+      help: ArgumentHelp(
+        "The category of the objects (a class: MyApp.Image, or Image when only one class has that name).",
+        valueName: "name"))
     var category: String
 
     @Option(

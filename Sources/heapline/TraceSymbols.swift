@@ -97,7 +97,7 @@ enum TraceSymbols {
     var template = Array((path + ".symbols-XXXXXX").utf8CString)
     let target = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
     guard target >= 0 else { return false }
-    let temporary = String(cString: template)
+    let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     var done = false
     defer {
       close(target)

@@ -62,6 +62,13 @@ import Testing
         })
   }
 
+  @Test func aClassIsNamedWithoutItsModuleAsTheLeakReportShowsIt() throws {
+    let recording = try Self.shared.get()
+    #expect(
+      try Self.paths(recording.trace, "CachedImage")
+        == Self.paths(recording.trace, "retainers.CachedImage"))
+  }
+
   @Test func observedImagesAreHeldByClosuresInTheObserverList() throws {
     let recording = try Self.shared.get()
     let paths = try Self.paths(recording.trace, "retainers.ObservedImage")

@@ -39,6 +39,16 @@ import Testing
     graph.announcedRoots = 2
     graph.announcedNodes = 7
     scan.graph = graph
+    // And two images that no root reaches: one lost, one possibly lost
+    scan.blocks = [
+      LeakedBlock(
+        id: AllocID(threadSerial: 1, counter: 7), address: Address(0x20_000), size: 24,
+        stack: StackID(1), category: image, reachability: .unreachable),
+      LeakedBlock(
+        id: AllocID(threadSerial: 1, counter: 8), address: Address(0x20_100), size: 24,
+        stack: StackID(1), category: image, reachability: .onlyThroughInteriorPointers),
+    ]
+    scan.announcedBlocks = 2
     return scan
   }
 
@@ -81,6 +91,19 @@ import Testing
         "global libapp.so+0x4010 → App.Cache +0x20 ×1",
         "global libapp.so+0x4010 → App.Cache +0x18 → Malloc 48 Bytes +0x18 ×1",
       ])
+  }
+
+  @Test func theObjectsNoRootReachesAreCountedAndSentToLeaks() throws {
+    let trace = try Self.trace()
+    let images = try Retainers.read(path: trace.path, category: "App.Image", symbolizer: nil)
+    #expect(images.unreached == 2)
+    let text = RetainersRenderer(format: .text).render(images)
+    #expect(
+      text.contains(
+        "\n2 more objects that no root reaches, lost or possibly lost: `heapline leaks` shows them\n"))
+    let cache = try Retainers.read(path: trace.path, category: "App.Cache", symbolizer: nil)
+    #expect(cache.unreached == 0)
+    #expect(!RetainersRenderer(format: .text).render(cache).contains("no root reaches"))
   }
 
   @Test func aTraceWithoutAGraphOrCategoryOrScanIsAnError() throws {
