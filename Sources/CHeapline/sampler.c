@@ -5,6 +5,7 @@
 // It also ends the process when the program's last thread has gone (issue 8): a process lives
 // while any of its threads does, so after a main thread's pthread_exit this thread alone would
 // keep it alive for ever, as heaptrack's does.
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -78,8 +79,11 @@ static void exit_as_the_last_thread(void) {
   exit(0);
 }
 
+static _Atomic int hl_sampler_up;  // the thread has run, with the mask it was made with
+
 static void *hl_main(void *arg) {
   (void)arg;
+  atomic_store(&hl_sampler_up, 1);
   hl_tls.internal = 1;  // what this thread allocates (the Swift runtime, naming) is not traced
   hl_leaks_sampler_started();
   unsigned ticks = 0;
@@ -116,9 +120,20 @@ void hl_sampler_start(void) {
   pthread_sigmask(SIG_SETMASK, &all, &old);
   hl_program_mask = old;
   hl_tls.guard++;
+  atomic_store(&hl_sampler_up, 0);
   hl_started = pthread_create(&hl_thread, NULL, hl_main, NULL) == 0;
   hl_tls.guard--;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
+  // Until it first runs, a new thread has every signal blocked (glibc blocks them around the
+  // clone). A program that crashed meanwhile, a millisecond into its run, found a thread that
+  // no signal could suspend: Swift's backtracer said "failed to suspend thread" every time.
+  // So the thread is waited for, 50 ms at most.
+  int saved_errno = errno;
+  for (int i = 0; hl_started && i < 2000 && !atomic_load(&hl_sampler_up); i++) {
+    struct timespec pause = {0, 25 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  errno = saved_errno;
 }
 
 // From the destructor on whatever thread ends the process: the sampler itself, when the

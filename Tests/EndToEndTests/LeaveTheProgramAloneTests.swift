@@ -127,4 +127,20 @@ import Testing
     let stats = try Statistics(reader: TraceReader(path: trace))
     #expect(stats.category(named: "Malloc 112 Bytes")?.totalCount == 1)
   }
+
+  @Test func aSwiftProgramThatCrashesAtOnceHasEveryThreadInItsCrashReport() throws {
+    // Given a Swift program that traps a millisecond into its run, whose runtime then suspends
+    // every other thread with a signal to show its backtrace
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.swiftFixture("crashatonce", ["-Onone"], in: dir)
+    let trace = dir.appendingPathComponent("crash.trace").path
+    for _ in 0..<3 {
+      let result = try Harness.heapline(
+        ["record", "--no-leaks", "-o", trace, "--", program], timeout: 120)
+      // Then it dies of its trap, as untraced, and the shim's thread was there to suspend
+      #expect(result.status == 128 + SIGILL)
+      #expect(result.stderr.contains("Fatal error: at once, 5 made"))
+      #expect(!result.stderr.contains("failed to suspend thread"), "\(result.stderr)")
+    }
+  }
 }
