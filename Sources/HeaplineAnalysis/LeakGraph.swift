@@ -50,7 +50,9 @@ struct LeakGraph {
   }
 
   /// The shortest cycle through `start` within its component, as nodes from `start` back to
-  /// just before it; `[start]` when it has none.
+  /// just before it; `[start]` when it has none, or none but its pointer to itself, which a
+  /// cycle through other blocks goes before (a Swift task points into itself, and also to the
+  /// slab that points back to it: that is the cycle to name).
   func shortestCycle(through start: Int) -> [Int] {
     let component = componentOfNode[start]
     var previous = [Int: Int]()
@@ -60,7 +62,7 @@ struct LeakGraph {
       let node = queue[head]
       head += 1
       for next in successors[node] where componentOfNode[next] == component {
-        if next == start {
+        if next == start && node != start {
           var path = [node]
           while let before = previous[path[path.count - 1]] { path.append(before) }
           return path.reversed()

@@ -159,6 +159,15 @@ struct LeakAnalysisTests {
     #expect(ring.shortestCycle(through: 5).count == count)
   }
 
+  @Test func aCycleThroughOtherBlocksIsNamedBeforeABlocksPointerToItself() {
+    // A task that points into itself and to a slab that points back; a block alone with a
+    // pointer to itself
+    let graph = LeakGraph(nodeCount: 3, edges: [(0, 0), (0, 1), (1, 0), (2, 2)])
+    #expect(graph.shortestCycle(through: 0) == [0, 1])
+    #expect(graph.shortestCycle(through: 2) == [2])
+    #expect(graph.isCycle(graph.component(of: 2)))
+  }
+
   @Test func suppressionsMatchFunctionsModulesAndFiles() throws {
     let rules = try LeakSuppressions(
       text: """
