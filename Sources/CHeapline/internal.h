@@ -62,7 +62,8 @@ enum { HL_CAT_SWIFT_CLASS = 1, HL_CAT_CLOSURE = 2, HL_CAT_BOX = 3, HL_CAT_SCOPE 
 // A per-thread buffer. Its owner moves it IDLE -> BUSY around each event; another thread that
 // wants to flush it (the sampler, stop, exit) moves it IDLE -> FLUSHING. So appending needs no
 // lock, only an uncontended compare-and-swap on a line the owner already holds.
-enum { HL_BUF_FREE = 0, HL_BUF_IDLE = 1, HL_BUF_BUSY = 2, HL_BUF_FLUSHING = 3 };
+// NAMING: another thread names the owner's pending allocation (events.c), writing nothing out.
+enum { HL_BUF_FREE = 0, HL_BUF_IDLE = 1, HL_BUF_BUSY = 2, HL_BUF_FLUSHING = 3, HL_BUF_NAMING = 4 };
 
 struct hl_pending {  // the last allocation, written once its Swift header can be read
   uint64_t addr, size, time, counter;

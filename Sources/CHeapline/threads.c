@@ -31,18 +31,23 @@ static void reset_for_thread(struct hl_buffer *b, uint32_t tid) {
   atomic_store(&hl_by_serial[serial % HL_BY_SERIAL], b);
 }
 
-// Takes the buffer of thread serial `serial` when its owner is between events, as a flush
-// does, without waiting; NULL when it is busy, or no longer that serial's.
+// Takes the buffer of thread serial `serial` when its owner is between events, without
+// waiting, in a state of its own (NAMING): flushes and rotations, which reset the buffers they
+// hold, never take it for theirs. NULL when it is not idle, or no longer that serial's.
 struct hl_buffer *hl_take_by_serial(uint32_t serial) {
   struct hl_buffer *b = atomic_load(&hl_by_serial[serial % HL_BY_SERIAL]);
   uint32_t expected = HL_BUF_IDLE;
-  if (!b || !atomic_compare_exchange_strong(&b->state, &expected, HL_BUF_FLUSHING)) return NULL;
+  if (!b || !atomic_compare_exchange_strong(&b->state, &expected, HL_BUF_NAMING)) return NULL;
   if (b->serial == serial) return b;
-  atomic_store(&b->state, HL_BUF_IDLE);
+  hl_give_back(b);
   return NULL;
 }
 
-void hl_give_back(struct hl_buffer *b) { atomic_store_explicit(&b->state, HL_BUF_IDLE, memory_order_release); }
+void hl_give_back(struct hl_buffer *b) {
+  uint32_t naming = HL_BUF_NAMING;
+  atomic_compare_exchange_strong_explicit(&b->state, &naming, HL_BUF_IDLE, memory_order_release,
+                                          memory_order_relaxed);
+}
 _Atomic uint32_t hl_epoch = 1;  // advanced by every start, so threads drop stale buffers
 // A rotation holds every buffer (hl_hold_all); a thread taking a buffer for the first time counts
 // itself in `hl_attaching` and waits while `hl_holding_all` is up, so none slips in unseen.
@@ -78,7 +83,10 @@ static void hl_thread_exit(void *arg) {
   }
   if (expected != HL_BUF_FREE) {
     hl_drain(b);  // what a signal handler deferred since the thread's last event
-    if (atomic_load(&hl_state) == HL_ON) {
+    // While the recording stops, the writer is still open, and the final flush, finding this
+    // buffer FREE, will not write it: what the thread recorded goes now, or never.
+    int state = atomic_load(&hl_state);
+    if (state == HL_ON || state == HL_STOPPING) {
       hl_finish_pending_for_flush(b);
       if (b->counts) hl_counts_emit(b, b->counts, hl_now());  // its TLS goes with the thread
       hl_buffer_flush(b);
@@ -233,18 +241,23 @@ static int take_and_write_out(struct hl_buffer *b, uint32_t *found) {
 // Flushes every buffer whose owner is between events. With `final`, waits for owners that are
 // inside an event, then hands every buffer back, so that nothing is written after the trailer.
 void hl_flush_all(int final) {
+  uint64_t deadline = final ? hl_monotonic_ns() + 2000000000ull : 0;
   for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++) {
     struct hl_buffer *b = atomic_load(&hl_buffers[i]);
     if (!b) continue;
-    for (unsigned tries = 0;; tries++) {
+    for (;;) {
       uint32_t expected;
       if (take_and_write_out(b, &expected)) {
         atomic_store(&b->state, final ? HL_BUF_FREE : HL_BUF_IDLE);
         break;
       }
-      // Busy owners finish their event within microseconds; one that does not (stopped by
-      // a debugger, say) is skipped rather than waited for forever.
-      if (expected != HL_BUF_BUSY || !final || tries > 100000) break;
+      // Busy owners finish their event within microseconds, and a thread naming the
+      // owner's allocation within as much (it writes nothing out: this must). A loaded machine
+      // may deschedule one for long, so the wait is by the clock: one that has not finished
+      // in two seconds (stopped by a debugger, say) is skipped rather than waited for forever.
+      if ((expected != HL_BUF_BUSY && expected != HL_BUF_NAMING) || !final ||
+          hl_monotonic_ns() > deadline)
+        break;
       sched_yield();
     }
   }

@@ -21,6 +21,21 @@ import Testing
     #expect(blocks.persistentBytes == 40_000_000)
   }
 
+  @Test func aThreadThatEndsWhileTheRecordingStopsKeepsWhatItRecorded() throws {
+    // Given a thread whose end falls while the process exits and the recording stops: its
+    // exit wrote its buffer only while recording, and the final flush then found it given up
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("lateexit", in: dir)
+    let trace = dir.appendingPathComponent("late.trace").path
+    for delay in ["0", "2000", "5000", "9000", "0", "2000", "5000", "9000", "0", "2000"] {
+      let result = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program, delay])
+      #expect(result.status == 0)
+      // Then its 100 blocks are in the trace, every time
+      let stats = try Statistics(reader: TraceReader(path: trace))
+      #expect(stats.category(named: "Malloc 320 Bytes")?.totalCount == 100, "delay \(delay)")
+    }
+  }
+
   @Test func whenTheShimsTablesCannotGrowTheLossIsCountedAndSaid() throws {
     // Given a program that leaves the shim no address space to grow its tables in, while its
     // own 400,000 blocks come from a heap it grew beforehand
