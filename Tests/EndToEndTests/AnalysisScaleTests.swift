@@ -7,15 +7,17 @@ import Testing
 struct AnalysisScaleTests {
   /// Runs `heapline arguments` under python3 and returns the child's peak RSS in KiB
   /// (`ru_maxrss` of the waited-for child, the VmHWM it had when it exited) and its stdout.
+  /// The deadline guards against a hang, not a slow run: a debug build reads 100 M events in
+  /// about two minutes on a quiet machine, and took over four beside other work.
   static func peakResidentKiB(_ arguments: [String]) throws -> (kib: Int, stdout: String) {
     let script = """
       import resource, subprocess, sys
-      r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, timeout=240)
+      r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, timeout=1100)
       sys.stdout.write(r.stdout.decode())
       sys.stderr.write(f"{r.returncode} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
       """
     let result = try Harness.run(
-      "/usr/bin/env", ["python3", "-c", script, Harness.heapline] + arguments)
+      "/usr/bin/env", ["python3", "-c", script, Harness.heapline] + arguments, timeout: 1200)
     let fields = result.stderr.split(separator: " ")
     guard result.status == 0, fields.count == 2, fields[0] == "0", let kib = Int(fields[1]) else {
       throw HarnessError("heapline \(arguments) under python3 failed: \(result.stderr)")
