@@ -95,8 +95,9 @@ import Testing
     var stream = reader.events()
     try stream.drainMetadata()
     let scans = stream.metadata.leakScans.values.sorted { $0.id < $1.id }
-    // Then there are timer scans, one on the signal and one at exit
-    #expect(scans.filter { $0.trigger == .timer }.count >= 5)
+    // Then there are timer scans (12 fit in 0.6 s; a machine busy with other work stretches
+    // each stop of the threads, and once let only 3 happen), one on the signal, one at exit
+    #expect(scans.filter { $0.trigger == .timer }.count >= 2)
     #expect(scans.filter { $0.trigger == .signal }.count == 1)
     #expect(scans.last?.trigger == .exit)
     // And every one of them finds exactly the leaked cycle
