@@ -24,13 +24,16 @@ enum { HL_HEAP_MAX = 64 << 20, HL_MALLOC_STATE = 2200, HL_FASTBIN_MAX = 0x80 };
 static uint64_t hl_tcache_key;
 
 // glibc 2.34 and later keep one random key in every chunk a tcache holds: free two chunks and
-// read it back from both.
+// read it back from both. Under a mmap threshold this small (MALLOC_MMAP_THRESHOLD_=0), each
+// is a mapping of its own, which free unmaps: there is no tcache to learn, and no reading them.
 void hl_heapwalk_init(void) {
   if (hl_tcache_key) return;
   void *a = __libc_malloc(24), *b = __libc_malloc(24);
-  if (!a || !b) return;
+  int mapped = !a || !b || hl_chunk_is_mapped(hl_chunk_header(a)) ||
+               hl_chunk_is_mapped(hl_chunk_header(b));
   __libc_free(a);
   __libc_free(b);
+  if (mapped) return;
   uint64_t ka = ((volatile uint64_t *)a)[1], kb = ((volatile uint64_t *)b)[1];
   if (ka == kb && ka > 0xFFFF) hl_tcache_key = ka;
 }

@@ -128,6 +128,22 @@ import Testing
     #expect(stats.category(named: "Malloc 112 Bytes")?.totalCount == 1)
   }
 
+  @Test func aProgramWhoseEveryBlockIsAMappingOfItsOwnRunsAndIsRecorded() throws {
+    // Given malloc told to map every block (MALLOC_MMAP_THRESHOLD_=0), which made the shim's
+    // start read two blocks after freeing them, when free had unmapped them
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("mapped.trace").path
+    let result = try Harness.heapline(
+      ["record", "-o", trace, "--", program, "exit"],
+      environment: ["MALLOC_MMAP_THRESHOLD_": "0"])
+    // Then it runs to its end, with its blocks and its leak scan
+    #expect(result.status == 0, "\(result.stderr)")
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    #expect(stats.category(named: "Malloc 1008 Bytes")?.totalCount == 5000)
+    #expect(try Harness.heapline(["leaks", trace]).status == 0)
+  }
+
   @Test func aSwiftProgramThatCrashesAtOnceHasEveryThreadInItsCrashReport() throws {
     // Given a Swift program that traps a millisecond into its run, whose runtime then suspends
     // every other thread with a signal to show its backtrace
