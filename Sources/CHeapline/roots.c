@@ -226,6 +226,14 @@ static void scan_stack(struct hl_scan *s, uintptr_t sp, uintptr_t tp, int whole)
   if (!m) return;
   uintptr_t lo = whole ? m->lo : sp, hi = m->hi;
   if (tp > sp && tp < m->hi && tp + hl_pthread_size < m->hi) hi = tp + hl_pthread_size;
+  // A stack that malloc gave (a coroutine's, a signal stack) ends where its block does: past
+  // it lie other blocks of the heap, which are no roots.
+  int interior;
+  int64_t j = hl_index_lookup(&s->ix, sp, &interior);
+  if (j >= 0) {
+    if (whole) lo = s->ix.blocks[j].addr;
+    hi = s->ix.blocks[j].end;
+  }
   hl_scan_root(s, lo, hi);
 }
 

@@ -1,12 +1,17 @@
 // Who called exit decides which frames are live at the scan at exit (LeakRootTests). Each mode
-// first leaks 4 blocks of 72 bytes that nothing points to; the mode is argv[1]:
+// but `stack` first leaks 4 blocks of 72 bytes that nothing points to; the mode is argv[1]:
 //   deep     work() holds 3 blocks of 232 bytes in its locals and calls exit(0) from a callee:
 //            its frame is live, they are reachable
 //   main     main holds 2 blocks of 120 bytes in its locals and calls exit(0): reachable
 //   return   main holds 2 blocks of 120 bytes in its locals and returns 0: its frame is gone,
 //            they are lost
+//   stack    a coroutine on a stack of 64 KiB from malloc holds 3 blocks of 232 bytes in its
+//            locals and calls exit(0): they are reachable; a list of 3 blocks of 88 bytes made
+//            after the stack, higher in the heap, is lost (1 definitely, 2 indirectly), since
+//            the stack ends where its block does
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 __attribute__((noinline)) static void leak(void) {
   for (int i = 0; i < 4; i++) {
@@ -29,8 +34,36 @@ __attribute__((noinline)) static void work(void) {
   leave(0);
 }
 
+__attribute__((noinline)) static void leak_list(void) {
+  void **head = malloc(88), **second = malloc(88), **third = malloc(88);
+  memset(head, 0, 88);
+  memset(second, 0, 88);
+  memset(third, 0, 88);
+  head[0] = second;
+  second[0] = third;
+}
+
+static ucontext_t caller, coroutine;
+
+static void on_its_stack(void) { work(); }
+
+static void run_on_a_heap_stack(void) {
+  enum { SIZE = 64 * 1024 };
+  char *stack = malloc(SIZE);
+  leak_list();
+  clobber();
+  if (!stack || getcontext(&coroutine) != 0) exit(3);
+  coroutine.uc_stack.ss_sp = stack;
+  coroutine.uc_stack.ss_size = SIZE;
+  coroutine.uc_link = &caller;
+  makecontext(&coroutine, on_its_stack, 0);
+  swapcontext(&caller, &coroutine);
+  exit(3);  // work() exits: never here
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
+  if (!strcmp(argv[1], "stack")) run_on_a_heap_stack();
   leak();
   clobber();
   if (!strcmp(argv[1], "deep")) work();
