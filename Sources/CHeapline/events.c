@@ -189,11 +189,9 @@ HL_HOOK int hl_sample_record_free(void *ptr, int emit, struct hl_block *out) {
   int had = 0;
   HL_EVENT({
     struct hl_block blk;
+    hl_finish_pending(b);  // first: the block freed may be it, named from its header while whole
     had = hl_live_remove((uint64_t)(uintptr_t)ptr, &blk);
-    if (had && emit) {
-      hl_finish_pending(b);
-      hl_emit_free(b, hl_now(), &blk);
-    }
+    if (had && emit) hl_emit_free(b, hl_now(), &blk);
     if (had && out) *out = blk;
   });
   return had;

@@ -171,6 +171,26 @@ import Testing
       })
   }
 
+  @Test func sampledSwiftObjectsFreedAtOnceKeepTheirClass() throws {
+    // Given 100,000 objects of each of two classes, each freed by its thread's next call
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.swiftFixture("sampledclasses", ["-O"], in: dir)
+    let trace = dir.appendingPathComponent("classes.trace").path
+    let result = try Harness.heapline(["record", "--sample-bytes", "4096", "-o", trace, "--", program])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "made 200000\n")
+    // Then the sampled ones are counted under their classes, about 100,000 each estimated
+    // (about 590 and 3,500 samples), none left to the size classes (24 and 144 bytes)
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    for name in ["sampledclasses.Small", "sampledclasses.Large"] {
+      let count = stats.category(named: name)?.totalCount ?? 0
+      #expect(count > 80_000 && count < 120_000, "\(name): \(count)")
+    }
+    for name in ["Malloc 32 Bytes", "Malloc 144 Bytes"] {
+      #expect((stats.category(named: name)?.totalCount ?? 0) < 10_000, "\(name)")
+    }
+  }
+
   @Test func aLeakScanIsRefusedWhenAskedForAndLeaksSaysTheTraceHasNone() throws {
     let dir = try Harness.temporaryDirectory()
     // Asked for both: a one-line usage error, and the program does not run
