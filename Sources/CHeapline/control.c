@@ -80,9 +80,9 @@ static void hl_end(int reason) {
   hl_lost_poll(hl_sampler_buffer, hl_now());
   // Sampled, the live table holds the sampled blocks alone: no breakdown of RSS can be true.
   if (!hl_sample_bytes) hl_footprint_write(hl_sampler_buffer, HL_FOOTPRINT_END, &footprint);
-  hl_sampler_housekeeping();  // names the last Swift types, writes the final module map
   hl_flush_all(1);
-  // The threads' last allocations, finished by that flush, may be the first of their classes
+  // After the final flush, whose last allocations may be the first of their classes: names the
+  // last Swift types, writes the final module map
   hl_sampler_housekeeping();
   hl_unwind_report();
   hl_writer_close(reason);

@@ -60,8 +60,7 @@ HL_HOOK static inline void *hl_allocated(void *p, size_t size) {
 HL_HOOK static inline void *hl_cleared_tail(void *p, size_t size, int resized) {
 #if __GLIBC__ == 2 && __GLIBC_MINOR__ < 34
   (void)size, (void)resized;
-  return p;
-#endif
+#else
   if (HL_LIKELY(p != NULL) && (resized || !hl_chunk_is_mapped(hl_chunk_header(p)))) {
     uint64_t usable = hl_usable_size(p);  // a multiple of 8, and at least 24
     if (HL_LIKELY(!resized && usable - size <= 24)) {
@@ -71,6 +70,7 @@ HL_HOOK static inline void *hl_cleared_tail(void *p, size_t size, int resized) {
       memset((char *)p + size, 0, usable - size);
     }
   }
+#endif
   return p;
 }
 
@@ -182,6 +182,10 @@ HL_HOOK int posix_memalign(void **out, size_t alignment, size_t size) {
   return 0;
 }
 
-HL_HOOK void *valloc(size_t size) { return hl_allocated(hl_cleared_tail(__libc_valloc(size), size, 0), size); }
+HL_HOOK void *valloc(size_t size) {
+  return hl_allocated(hl_cleared_tail(__libc_valloc(size), size, 0), size);
+}
 
-HL_HOOK void *pvalloc(size_t size) { return hl_allocated(hl_cleared_tail(__libc_pvalloc(size), size, 0), size); }
+HL_HOOK void *pvalloc(size_t size) {
+  return hl_allocated(hl_cleared_tail(__libc_pvalloc(size), size, 0), size);
+}
