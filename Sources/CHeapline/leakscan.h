@@ -107,6 +107,8 @@ struct hl_scan {
   struct hl_vec maps;      // of struct hl_mapping
   uint64_t root_bytes;
   struct hl_vec scanned;  // struct hl_mapping: the root regions scanned, while `record` is set
+  // struct hl_mapping: blocks that hold a thread's stack (lo), live from its stack pointer (hi)
+  struct hl_vec stacks;
   int record;
   int phase;      // 0 reachable (start pointers), 1 possibly reachable, 2 edges of the rest
   uint32_t from;  // in phase 2, the block being scanned
@@ -120,6 +122,9 @@ void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // a root reg
 void hl_scan_root_copied(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // may be unmapped
 void hl_scan_registers(struct hl_scan *s, const uint64_t *regs, size_t count);
 void hl_scan_mark_root_block(struct hl_scan *s, int64_t block);  // a block that is a root
+// The block that holds `sp`, when a thread runs on a stack that malloc gave, is live from `live`
+// up (nothing of it, when `live` is not in it): what lies below is dead frames.
+void hl_scan_stack_block(struct hl_scan *s, uintptr_t sp, uintptr_t live);
 void hl_scan_finish(struct hl_scan *s);  // floods, then finds possibly reachable blocks, edges
 void hl_scan_end(struct hl_scan *s);
 

@@ -313,6 +313,13 @@ static void scan_swift_pools(struct hl_scan *s, const struct hl_modules *m) {
 void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
                    const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int self_tls,
                    int untracked) {
+  // First, before any root reaches them: stacks that are blocks are live from their threads'
+  // stack pointers (the scanning thread's from `self_sp`, none of it when that is 0).
+  if (self_tls) hl_scan_stack_block(s, w->self_sp, self_sp);
+  for (uint32_t u = 0; u < w->used_count; u++) {
+    const struct hl_thread_state *t = &w->threads[w->used[u]];
+    if (t->stopped == HL_THREAD_STOPPED && t->sp) hl_scan_stack_block(s, t->sp, t->sp);
+  }
   s->record = 1;  // for the mapping pass, which leaves out what was scanned already
   s->root_kind = HL_ROOT_GLOBAL;  // each kind of root is named so in the graph (--graph)
   for (size_t i = 0; m && i < m->writable.len; i++) {
