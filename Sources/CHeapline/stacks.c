@@ -6,7 +6,9 @@
 
 #include "unwind.h"
 
-extern char __start_hl_text[], __stop_hl_text[];
+// The linker's bounds of the shim's own code; hidden, so that they are always this library's.
+extern char __start_hl_text[] __attribute__((visibility("hidden")));
+extern char __stop_hl_text[] __attribute__((visibility("hidden")));
 
 struct hl_node {
   uintptr_t pc;

@@ -30,11 +30,13 @@ enum Harness {
     return url
   }
 
-  /// Compiles Fixtures/NAME.c with debug info into `directory` and returns the program's path.
-  static func fixture(_ name: String, in directory: URL) throws -> String {
+  /// Compiles Fixtures/NAME.c with debug info (and `flags`) into `directory` and returns the
+  /// program's path.
+  static func fixture(_ name: String, in directory: URL, flags: [String] = []) throws -> String {
     let output = directory.appendingPathComponent(name).path
     let source = fixtures.appendingPathComponent("\(name).c").path
-    let result = try run("/usr/bin/env", ["cc", "-g", "-O0", "-o", output, source, "-lpthread"])
+    let result = try run(
+      "/usr/bin/env", ["cc", "-g", "-O0"] + flags + ["-o", output, source, "-lpthread"])
     guard result.status == 0 else { throw HarnessError("cc failed: \(result.stderr)") }
     return output
   }

@@ -159,4 +159,42 @@ import Testing
       #expect(!result.stderr.contains("failed to suspend thread"), "\(result.stderr)")
     }
   }
+
+  @Test func aProgramWhoseOwnFunctionsHaveTheShimsInternalNamesKeepsThemAndIsRecordedWhole() throws {
+    // Given a program that exports its own hl_now, hl_map and hl_log (linked -rdynamic), which
+    // come first in the dynamic lookup
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("namesakes", in: dir, flags: ["-rdynamic"])
+    let trace = dir.appendingPathComponent("namesakes.trace").path
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", program, "100"])
+    // Then the program's functions served the program alone: its output is its own line
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "made and freed 100 blocks of 40 bytes; hl_now says 7\n")
+    // And the shim recorded every block with its own clock and memory: nothing lost
+    let reader = try TraceReader(path: trace)
+    #expect(reader.trailer?.lostEvents == 0)
+    let stats = try Statistics(reader: reader)
+    let blocks = try #require(stats.category(named: "Malloc 48 Bytes"))
+    #expect(blocks.totalCount == 100)
+    #expect(blocks.totalBytes == 4000)
+    #expect(blocks.persistentCount == 0)
+  }
+
+  @Test func thePreloadLibraryExportsTheFunctionsItWrapsAndTheCAPIAndNothingElse() throws {
+    let preload = URL(fileURLWithPath: Harness.heapline).deletingLastPathComponent()
+      .appendingPathComponent("libheapline-preload.so").path
+    let nm = try Harness.run("/usr/bin/env", ["nm", "-D", "--defined-only", preload])
+    #expect(nm.status == 0, "\(nm.stderr)")
+    let exported = Set(nm.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").last })
+    let wrapped: Set<Substring> = [
+      "malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "aligned_alloc",
+      "posix_memalign", "valloc", "pvalloc", "execl", "execle", "execlp", "execv", "execve",
+      "execveat", "execvp", "execvpe", "fexecve", "dlopen", "dlclose", "pipe", "pipe2",
+    ]
+    #expect(wrapped.isSubset(of: exported))
+    #expect(exported.contains("heapline_start"))
+    let others = exported.subtracting(wrapped).filter { !$0.hasPrefix("heapline_") }
+    #expect(others.isEmpty, "\(others.count), such as \(others.sorted().prefix(8))")
+  }
 }
