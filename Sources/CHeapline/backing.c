@@ -112,7 +112,7 @@ HL_HOOK void heapline_backing_alloc(uint64_t id, uint64_t bytes, const char *cat
   if (b) {
     uint64_t now = hl_now();
     if (had) emit(b, HL_TAG_BACKING_FREE, now, &replaced, 0);
-    emit(b, HL_TAG_BACKING_ALLOC, now, &store, hl_capture_stack(b));
+    emit(b, HL_TAG_BACKING_ALLOC, now, &store, hl_capture_stack(b, NULL));
     hl_release(b);
   }
   hl_leave();

@@ -144,11 +144,11 @@ HL_HOOK void hl_drain(struct hl_buffer *b) {
     errno = saved_errno;                    \
   } while (0)
 
-HL_HOOK void hl_on_alloc(void *ptr, size_t size) {
+HL_HOOK void hl_on_alloc(void *ptr, size_t size, const struct hl_entry *at) {
   HL_EVENT({
     hl_live_prefetch((uint64_t)(uintptr_t)ptr);
     hl_finish_pending(b);
-    uint32_t stack = hl_capture_stack(b);
+    uint32_t stack = hl_capture_stack(b, at);
     hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, hl_now(), stack, hl_tls.scope);
   });
 }
@@ -161,12 +161,13 @@ HL_HOOK void hl_on_free(void *ptr) {
   });
 }
 
-HL_HOOK void hl_on_realloc(const struct hl_block *old, int had_old, void *ptr, size_t size) {
+HL_HOOK void hl_on_realloc(const struct hl_block *old, int had_old, void *ptr, size_t size,
+                           const struct hl_entry *at) {
   HL_EVENT({
     hl_finish_pending(b);
     uint64_t now = hl_now();
     if (had_old) hl_emit_free(b, now, old);
-    uint32_t stack = hl_capture_stack(b);
+    uint32_t stack = hl_capture_stack(b, at);
     hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, now, stack, hl_tls.scope);
   });
 }
@@ -178,7 +179,7 @@ HL_HOOK void hl_sample_record_alloc(void *ptr, size_t size) {
     hl_finish_pending(b);
     uint64_t now = hl_now();
     hl_counts_emit(b, &hl_tls.counts, now);
-    uint32_t stack = hl_capture_stack(b);
+    uint32_t stack = hl_capture_stack(b, NULL);
     hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, now, stack, hl_tls.scope);
   });
 }

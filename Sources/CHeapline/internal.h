@@ -296,7 +296,14 @@ void hl_counts_emit_carried(struct hl_buffer *b, uint64_t now);  // rotate.c, ev
 int hl_fd_park(int fd);
 
 // stacks.c
-uint32_t hl_capture_stack(struct hl_buffer *b);  // unwinds the caller, returns its stack id
+// Where the program called an allocating wrapper: the stack pointer at its entry (the slot of
+// the program's return address) and the program's rbp and rbx, which it has not touched yet
+// (hooks.c's entry stubs). The unwinder starts there rather than stepping over the shim's frames.
+struct hl_entry {
+  uintptr_t sp, rbp, rbx;
+};
+// Unwinds the caller (from `at`, or from here when NULL) and returns its stack id.
+uint32_t hl_capture_stack(struct hl_buffer *b, const struct hl_entry *at);
 uint32_t hl_intern_pcs(struct hl_buffer *b, void *const *pcs, uint32_t n);
 void hl_stacks_init(void);
 void hl_stacks_reset(void);

@@ -227,16 +227,17 @@ HL_HOOK static int hl_verified(void **fast, int n, void **pcs, int *skip) {
 // are known, and only the frames it walked are looked up. That holds when the trie's previous
 // stack is that same previous stack whole (not one that libunwind or a signal handler took, nor
 // one cut at the depth limit, whose nodes hang from another outermost frame).
-HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b) {
+HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b, const struct hl_entry *at) {
   void *pcs[HL_MAX_DEPTH + 8], *fast[HL_MAX_DEPTH + 8];
-  int skip, depth, known = -1;
+  int skip, depth, known = -1, max = (int)hl_depth + 8;
   if (HL_UNLIKELY(hl_unwind_verify)) {
-    depth = hl_verified(fast, hl_unwind_fast(b, fast, (int)hl_depth + 8), pcs, &skip);
+    int n = at ? hl_unwind_from(b, fast, max, at) : hl_unwind_fast(b, fast, max);
+    depth = hl_verified(fast, n, pcs, &skip);
     b->cache_unwound = 0;
   } else {
-    int n = hl_unwind_fast(b, pcs, (int)hl_depth + 8);
+    int n = at ? hl_unwind_from(b, pcs, max, at) : hl_unwind_fast(b, pcs, max);
     int unwound = n >= 0;
-    if (HL_UNLIKELY(!unwound)) n = hl_libunwind_steps(pcs, (int)hl_depth + 8);
+    if (HL_UNLIKELY(!unwound)) n = hl_libunwind_steps(pcs, max);
     depth = hl_drop_shim(pcs, n, &skip);
     int whole = unwound && n - skip <= (int)hl_depth;
     if (whole && b->cache_unwound) {

@@ -207,6 +207,10 @@ done:
   return n;
 }
 
+HL_HOOK int hl_unwind_from(struct hl_buffer *b, void **pcs, int max, const struct hl_entry *at) {
+  return hl_unwind_walk(b, pcs, max, at->sp, at->rbp, at->rbx);
+}
+
 // How many frames at the end of the last stack hl_unwind_fast gave are the previous stack's
 // last frames, found in place and not walked again.
 HL_HOOK int hl_unwind_reused(struct hl_buffer *b) {

@@ -37,6 +37,9 @@ int hl_ehframe_rule(uintptr_t pc, struct hl_unwind_rule *rule);
 // could not unwind it all: then the caller asks libunwind. Reuses the outer frames of the
 // thread's previous stack when their saved return addresses are unchanged.
 int hl_unwind_fast(struct hl_buffer *b, void **pcs, int max);
+// The same from where the program entered an allocating wrapper: its return address first,
+// without the shim's frames.
+int hl_unwind_from(struct hl_buffer *b, void **pcs, int max, const struct hl_entry *at);
 // How many frames at the end of the stack that hl_unwind_fast gave last are the previous one's
 // last frames, in place: the stack trie knows their nodes already.
 int hl_unwind_reused(struct hl_buffer *b);

@@ -123,6 +123,31 @@ import Testing
     #expect(totals.liveBlocks == 7)
   }
 
+  @Test func everyMemberOfTheMallocFamilyIsAttributedToTheLineThatCalledIt() throws {
+    // Given the family fixture, whose main makes each allocation itself, recorded with every
+    // stack also taken by libunwind
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("family", in: dir)
+    let trace = dir.appendingPathComponent("family.trace").path
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", program],
+      environment: ["HEAPLINE_VERIFY_UNWIND": "1"])
+    #expect(result.status == 0, "\(result.stderr)")
+    // Then the stacks that the wrappers' entry points started from are libunwind's, all 12
+    #expect(result.stderr.contains("unwind check: 12 stacks, 0 left to libunwind, 0 differed"))
+    // And each allocation's first frame, with none left out, is main at the line of its call:
+    // malloc, realloc × 3, calloc, aligned_alloc, memalign, posix_memalign, valloc,
+    // reallocarray, malloc, realloc(NULL, 77)
+    let objects = try Harness.heapline(["objects", "--all-frames", trace])
+    #expect(objects.status == 0)
+    let rows = objects.stdout.split(whereSeparator: \.isNewline).dropFirst()
+      .map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+    #expect(rows.map { String($0[7]) } == Array(repeating: "main", count: 12))
+    #expect(
+      rows.map { $0[8].split(separator: ":").last.map(String.init) ?? "" }
+        == ["8", "9", "10", "11", "13", "15", "16", "18", "20", "21", "23", "25"])
+  }
+
   @Test func fourThreadsLeaveExactlyTheBlocksTheyKept() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("threads", in: dir)
