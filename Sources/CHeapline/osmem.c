@@ -28,6 +28,17 @@ void hl_unmap(void *p, size_t bytes) {
   hl_own_remove(p);  // after munmap: a thread stopped in between leaves a slot for nothing
 }
 
+// Grows a mapping of hl_map's in place or moves it, keeping its pages: the kernel moves page
+// tables rather than copying, and only the added part is new (zeroed) memory. NULL, with the
+// old mapping left as it was, when there is no room.
+void *hl_remap(void *p, size_t bytes, size_t grown) {
+  void *q = mremap(p, bytes, grown, MREMAP_MAYMOVE);
+  if (q == MAP_FAILED) return NULL;
+  hl_own_remove(p);
+  hl_own_add(q, grown);
+  return q;
+}
+
 // The registry of the shim's own mappings. The leak scan takes every other writable anonymous
 // mapping for the program's memory, a root; the shim's tables hold the address of every live
 // block and would make them all look reachable. Lock-free, because the scan reads it with the

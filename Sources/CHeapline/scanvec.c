@@ -26,13 +26,8 @@ int hl_vec_reserve(struct hl_vec *v, size_t extra) {
   if (v->cap - v->len >= extra) return 1;
   size_t cap = v->cap ? v->cap : (64 * 1024 + v->elem - 1) / v->elem;
   while (cap - v->len < extra) cap *= 2;
-  void *data = v->data ? mremap(v->data, v->cap * v->elem, cap * v->elem, MREMAP_MAYMOVE)
-                       : hl_map(cap * v->elem);
-  if (!data || data == MAP_FAILED) return 0;
-  if (v->data) {  // moved and grown: the registry follows (only the scanning thread runs)
-    hl_own_remove(v->data);
-    hl_own_add(data, cap * v->elem);
-  }
+  void *data = v->data ? hl_remap(v->data, v->cap * v->elem, cap * v->elem) : hl_map(cap * v->elem);
+  if (!data) return 0;
   v->data = data;
   v->cap = cap;
   return 1;
