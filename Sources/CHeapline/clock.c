@@ -4,7 +4,7 @@
 // what recording a malloc/free pair cost; reading the time-stamp counter alone takes 26 ns.
 // Where the kernel keeps time with the TSC itself (clocksource "tsc", which it chooses only for
 // an invariant counter that is synchronised across CPUs), the shim reads the counter and scales
-// it to CLOCK_MONOTONIC. The scale is measured against clock_gettime 16 ms after the start, and
+// it to CLOCK_MONOTONIC. The scale is measured against clock_gettime 2 ms after the start, and
 // again at doubling intervals up to every 4 s; each time it is steered to meet CLOCK_MONOTONIC
 // at the next calibration rather than jump to it, so the mapping stays continuous and
 // increasing (a thread's times never go backwards) and within microseconds of the kernel's
@@ -35,7 +35,7 @@ uint64_t hl_monotonic_ns(void) {
 static uint64_t since_start(uint64_t ns) { return ns > hl_start_ns ? ns - hl_start_ns : 0; }
 
 #if HL_HAVE_TSC
-enum { HL_FIRST_INTERVAL_NS = 16000000, HL_BRACKET_NS = 4000 };
+enum { HL_FIRST_INTERVAL_NS = 2000000, HL_BRACKET_NS = 4000 };
 #define HL_LAST_INTERVAL_NS 4000000000ull
 
 // The mapping from counter to time, under a sequence lock: a reader that saw a writer at work

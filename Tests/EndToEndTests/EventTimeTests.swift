@@ -8,7 +8,7 @@ import Testing
   @Test func anAllocationIsStampedBetweenTheClockReadingsAroundIt() throws {
     // Given a program that allocates a block of 7,000 + i bytes between two readings of
     // CLOCK_MONOTONIC at once, and again after waits of 5 ms to 1.2 s (the shim calibrates its
-    // counter 16 ms after the start, then at doubling intervals)
+    // counter 2 ms after the start, then at doubling intervals)
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("clocked", in: dir)
     let trace = dir.appendingPathComponent("clocked.trace")
