@@ -246,7 +246,7 @@ struct hl_commit {  // the trace file up to its last whole chunk
 };
 enum { HL_LOST_MEMORY = 1, HL_LOST_SIGNAL = 2, HL_LOST_INSIDE = 3, HL_LOST_REASONS = 4 };
 enum { HL_SHARED_NONE = 0, HL_SHARED_RECORDING = 1, HL_SHARED_FINISHED = 2, HL_SHARED_FAILED = 3 };
-enum { HL_FLAG_REOPENED = 2 };
+enum { HL_FLAG_REOPENED = 2, HL_FLAG_CATEGORIES_FULL = 4 };
 struct hl_shared_header {
   char magic[8];  // "HLSHARED"
   uint32_t version, header_bytes, slot_bytes, data_offset;
@@ -353,7 +353,8 @@ void hl_live_block_at(uint32_t ref, struct hl_block *out);
 uint32_t hl_size_class(uint64_t size);
 uint32_t hl_category_register(struct hl_buffer *b, int kind, const char *name, size_t len);
 uint32_t hl_category_find(const char *name);
-void hl_categories_reset(void);
+uint32_t hl_categories_full(void);  // HL_FLAG_CATEGORIES_FULL once a category found no room
+void hl_categories_mark_full(void);  // a category, or a Swift type, found no room
 void hl_categories_emit_pending(struct hl_buffer *b);  // on the shim's thread
 
 // swifttypes.c

@@ -98,8 +98,12 @@ HL_HOOK static uint32_t category_at(long slot) {
 HL_HOOK int hl_swift_classify_known(const uint64_t w[2], uint32_t *category) {
   *category = 0;
   uintptr_t seen = 0;
-  long slot = object_header(w) ? find_type((uintptr_t)w[0], &seen) : -1;
-  if (slot < 0) return 1;  // not an object, or past 64 probes: no class
+  if (!object_header(w)) return 1;
+  long slot = find_type((uintptr_t)w[0], &seen);
+  if (slot < 0) {  // past 64 probes: no room for its type, and no class
+    hl_categories_mark_full();
+    return 1;
+  }
   if (!seen) return 0;
   *category = category_at(slot);
   return 1;
@@ -132,6 +136,7 @@ HL_HOOK uint32_t hl_swift_classify_in(struct hl_buffer *b, uint64_t size, const 
                           memory_order_release);
     return cat;
   }
+  hl_categories_mark_full();  // the type table has no room near its place: it goes unnamed
   return 0;
 }
 

@@ -61,6 +61,11 @@ public struct TextReportRenderer: ReportRenderer {
         "  Stacks cut short: \(frames) did not fit in the stack table, so their stacks end at"
           + " the caller")
     }
+    if trace.trailer?.flags.contains(.categoriesFull) == true {
+      lines.append(
+        "  Categories full: the shim had no room for more classes or names, so objects of the"
+          + " classes (and blocks of the scopes) it met after that count in their size classes")
+    }
     if let endTime = trace.endTime {
       lines.append("  Statistics as they stood at \(TimeText.duration(endTime))")
     }

@@ -90,7 +90,7 @@ package final class SharedBuffers {
     let committedOffset = le64(header, commit)
     var lost: UInt64 = 0
     for reason in 1..<4 { lost &+= le64(header, 104 + 8 * reason) }
-    let reopened = le32(header, 136) & 2
+    let shimFlags = le32(header, 136) & 6  // the shim's own: reopened, categories full
 
     let file = open(path, O_RDWR | O_CLOEXEC)
     guard file >= 0 else {
@@ -136,7 +136,7 @@ package final class SharedBuffers {
       freeCount: le64(header, commit + 24) + recovery.frees,
       endReason: failed ? .writeFailed : .endedUnfinished,
       exitStatus: exitStatus, lostEvents: lost,
-      flags: TraceTrailer.Flags(rawValue: reopened).union(.writtenByRecorder),
+      flags: TraceTrailer.Flags(rawValue: shimFlags).union(.writtenByRecorder),
       recoveredChunkCount: UInt32(recovery.chunks))
     let payload = recovery.trailer.encoded
     var trailer = ChunkHeader(

@@ -25,7 +25,9 @@ indirect enum SwiftTypeName: Equatable {
   /// A value generic argument: the 3 of `InlineArray<3, Int>`.
   case value(Int64)
 
-  /// The shim stops at 64 nodes; a record deeper than this is not the shim's.
+  /// The shim writes at most 64 nodes, and marks each child it leaves out one level below its
+  /// parent (`elided`): 65 levels at most, from depth 0 to 64. A record deeper than this is not
+  /// the shim's.
   static let maximumDepth = 64
 
   /// Reads the record after its tag and makes it a category, named with the modules known so
@@ -38,7 +40,7 @@ indirect enum SwiftTypeName: Equatable {
 
   private static func decodeNode(from cursor: inout ByteCursor, depth: Int) throws -> SwiftTypeName
   {
-    guard depth < maximumDepth else {
+    guard depth <= maximumDepth else {
       throw ChunkCursor.MalformedRecord(detail: "Swift type nested over \(maximumDepth) deep")
     }
     func children(_ count: UInt64) throws -> [SwiftTypeName] {

@@ -37,6 +37,10 @@ public struct TraceTrailer: Hashable, Sendable {
     public static let writtenByRecorder = Flags(rawValue: 1 << 0)
     /// The program closed the shim's trace descriptor; the shim reopened the trace and went on.
     public static let descriptorReopened = Flags(rawValue: 1 << 1)
+    /// The shim had no room for a category (32,768 in all, 4,096 of them named) or for a Swift
+    /// type (32,768): objects of the classes first seen after that, and blocks of scopes or
+    /// backing stores first named after it, count in their size classes.
+    public static let categoriesFull = Flags(rawValue: 1 << 2)
   }
 
   /// The exit status that stands for "not known".

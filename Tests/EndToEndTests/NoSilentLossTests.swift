@@ -62,4 +62,28 @@ import Testing
     #expect(blocks.totalCount == 400_000)
     #expect(blocks.totalBytes == 400_000 * 24)
   }
+
+  @Test func categoriesPastTheShimsRoomCountInTheirSizeClassAndTheTraceSaysSo() throws {
+    // Given 4,200 scopes named s0 to s4199, one block of 40 bytes made in each and kept: more
+    // names than the shim has room for (4,096)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("manyscopes", in: dir)
+    let trace = dir.appendingPathComponent("scopes.trace").path
+    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program, "4200"])
+    #expect(result.status == 0, "\(result.stderr)")
+    // Then the first 4,096 scopes hold their block, the other 104 blocks count in their size
+    // class, and the trailer says that the categories were full
+    let reader = try TraceReader(path: trace)
+    #expect(reader.trailer?.flags.contains(.categoriesFull) == true)
+    let stats = try Statistics(reader: reader)
+    let scopes = stats.categories.filter { $0.kind == .scope }
+    #expect(scopes.count == 4_096)
+    #expect(scopes.allSatisfy { $0.persistentCount == 1 && $0.persistentBytes == 40 })
+    #expect(stats.category(named: "s4095")?.persistentCount == 1)
+    #expect(stats.category(named: "s4096") == nil)
+    #expect(stats.category(named: "Malloc 48 Bytes")?.persistentCount == 104)
+    // And the report says so
+    let report = try Harness.heapline(["report", trace])
+    #expect(report.stdout.contains("  Categories full: the shim had no room for more classes"))
+  }
 }

@@ -145,4 +145,26 @@ import Testing
     #expect(last.persistentBytes == 24)
     #expect(!stats.categories.contains { $0.name.hasPrefix("Category ") })
   }
+
+  @Test func aProgramWithThousandsOfClassesHasEveryOneNamedDeepGenericsToo() throws {
+    // Given 4,900 classes, Pair<A, B> for A and B each of 70 types made at run time (Int,
+    // Tag<Int>, Tag<Tag<Int>>, …, 69 deep), one object of each kept to the end: more than the
+    // 4,096 categories the shim had room for, and names deeper than its 64 nodes
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.swiftFixture("manyclasses", ["-Onone"], in: dir)
+    let trace = dir.appendingPathComponent("manyclasses.trace").path
+    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program, "70"])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "made 4900 objects of 4900 classes\n")
+    // Then the trace reads, with no category missing, and every class has its one object of
+    // 24 bytes under a name of its own (the deepest cut short where the shim stopped)
+    let reader = try TraceReader(path: trace)
+    #expect(reader.trailer?.flags.contains(.categoriesFull) == false)
+    let stats = try Statistics(reader: reader)
+    let pairs = stats.categories.filter { $0.name.hasPrefix("manyclasses.Pair<") }
+    #expect(pairs.count == 4_900)
+    #expect(pairs.filter { $0.persistentCount == 1 && $0.persistentBytes == 24 }.count == 4_900)
+    #expect(stats.category(named: "manyclasses.Pair<Swift.Int, Swift.Int>")?.persistentCount == 1)
+    #expect(stats.category(named: "Malloc 32 Bytes")?.persistentCount ?? 0 < 100)
+  }
 }
