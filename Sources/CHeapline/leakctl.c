@@ -157,6 +157,61 @@ void hl_leaks_release(void) { hl_spin_unlock(&hl_scan_lock); }
 
 // Runs a scan and writes it to the trace. `sp` and `regs` are the scanning thread's own stack
 // and registers when they are roots; 0 on the shim's thread, and at exit once main returned.
+// The scan runs on a stack of the shim's own (mapped, so never a root), not on the thread that
+// asked for it. A program's thread may run on a stack that malloc gave (a coroutine's, a
+// signal stack), a block that roots reach and that is scanned whole: the scan's own frames
+// there, full of copies of the blocks it has just indexed, would keep lost blocks reachable.
+enum { HL_SCAN_STACK_BYTES = 1 << 20 };
+static void *hl_scan_stack;  // under hl_scan_lock
+uintptr_t hl_scan_caller_sp;  // where the scanning thread's own stack is, while it scans aside
+
+struct scan_call {
+  struct hl_result *r;
+  const uint64_t *regs;
+  size_t nregs;
+  uintptr_t sp;
+  int *changed, err;
+};
+
+static void scan_on_own_stack(void *context) {
+  struct scan_call *c = context;
+  c->err = scan_once(c->r, c->regs, c->nregs, c->sp, c->changed);
+}
+
+// hl_on_stack(fn, arg, top): calls fn(arg) with the stack pointer at `top` (16-byte aligned),
+// and returns to the caller's stack.
+void hl_on_stack(void (*fn)(void *), void *arg, void *top);
+__asm__(".text\n"
+        ".type hl_on_stack, @function\n"
+        "hl_on_stack:\n"
+        "  .cfi_startproc\n"
+        "  push %rbp\n"
+        "  .cfi_adjust_cfa_offset 8\n"
+        "  .cfi_rel_offset %rbp, 0\n"
+        "  mov %rsp, %rbp\n"
+        "  .cfi_def_cfa_register %rbp\n"
+        "  mov %rdx, %rsp\n"
+        "  mov %rdi, %rax\n"
+        "  mov %rsi, %rdi\n"
+        "  call *%rax\n"
+        "  mov %rbp, %rsp\n"
+        "  pop %rbp\n"
+        "  .cfi_def_cfa %rsp, 8\n"
+        "  ret\n"
+        "  .cfi_endproc\n"
+        ".size hl_on_stack, .-hl_on_stack\n");
+
+static int scan_once_aside(struct hl_result *r, const uint64_t *regs, size_t nregs, uintptr_t sp,
+                           int *changed) {
+  if (!hl_scan_stack) hl_scan_stack = hl_map(HL_SCAN_STACK_BYTES);
+  if (!hl_scan_stack) return scan_once(r, regs, nregs, sp, changed);
+  struct scan_call c = {r, regs, nregs, sp, changed, 0};
+  hl_scan_caller_sp = (uintptr_t)__builtin_frame_address(0);
+  hl_on_stack(scan_on_own_stack, &c, (char *)hl_scan_stack + HL_SCAN_STACK_BYTES);
+  hl_scan_caller_sp = 0;
+  return c.err;
+}
+
 static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t sp,
                     struct heapline_leak_summary *summary) {
   if (atomic_load(&hl_state) != HL_ON) return EINVAL;
@@ -173,7 +228,7 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
   int err, changed = 0;
   for (int attempt = 0;; attempt++) {
     memset(&r, 0, sizeof r);
-    err = scan_once(&r, regs, nregs, sp, &changed);
+    err = scan_once_aside(&r, regs, nregs, sp, &changed);
     if (err || !changed || attempt == 2) break;
     release(&r);  // a module was loaded or unloaded meanwhile: its segments may be missing
   }

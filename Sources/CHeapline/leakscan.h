@@ -82,7 +82,7 @@ struct hl_world {
   struct hl_thread_state *threads;  // open addressing by tid; tid 0 is empty
   const uint32_t *used;             // the slots in use
   uint32_t capacity, used_count, count, stopped, unresponsive;
-  uintptr_t self_sp;  // about where the scanning thread's stack is
+  uintptr_t self_sp;  // about where the scanning thread's own stack is (not the scan's, aside)
   int ptraced;        // stopped with ptrace, not signals
 };
 void hl_stopworld_install(void);
@@ -107,8 +107,6 @@ struct hl_scan {
   struct hl_vec maps;      // of struct hl_mapping
   uint64_t root_bytes;
   struct hl_vec scanned;  // struct hl_mapping: the root regions scanned, while `record` is set
-  // struct hl_mapping: blocks that hold a thread's stack (lo), live from its stack pointer (hi)
-  struct hl_vec stacks;
   int record;
   int phase;      // 0 reachable (start pointers), 1 possibly reachable, 2 edges of the rest
   uint32_t from;  // in phase 2, the block being scanned
@@ -122,9 +120,6 @@ void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // a root reg
 void hl_scan_root_copied(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // may be unmapped
 void hl_scan_registers(struct hl_scan *s, const uint64_t *regs, size_t count);
 void hl_scan_mark_root_block(struct hl_scan *s, int64_t block);  // a block that is a root
-// The block that holds `sp`, when a thread runs on a stack that malloc gave, is live from `live`
-// up (nothing of it, when `live` is not in it): what lies below is dead frames.
-void hl_scan_stack_block(struct hl_scan *s, uintptr_t sp, uintptr_t live);
 void hl_scan_finish(struct hl_scan *s);  // floods, then finds possibly reachable blocks, edges
 void hl_scan_end(struct hl_scan *s);
 
@@ -180,6 +175,7 @@ struct hl_modules;  // writable segments of loaded modules, taken before the wor
 struct hl_modules *hl_modules_snapshot(unsigned long long *generation);
 unsigned long long hl_modules_generation(void);
 void hl_modules_release(struct hl_modules *m);
+extern uintptr_t hl_scan_caller_sp;  // leakctl.c: set while the scan runs on a stack aside
 void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
                    const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int self_tls,
                    int untracked);

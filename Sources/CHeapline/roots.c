@@ -310,16 +310,31 @@ static void scan_swift_pools(struct hl_scan *s, const struct hl_modules *m) {
   hl_vec_free(&found);
 }
 
+// The main thread's stack is the [stack] mapping, which the mapping pass leaves to the thread's
+// own scan. When the main thread runs elsewhere (on a coroutine's stack, or a signal stack),
+// that scan covers where it is, and its frames on [stack], below the context it left, would be
+// scanned by no one: the whole mapping is a root then, as every other thread's stack mapping
+// is in the mapping pass.
+static void scan_main_stack_left(struct hl_scan *s, const struct hl_world *w, int self_is_main) {
+  int32_t pid = (int32_t)getpid();
+  uintptr_t sp = self_is_main ? w->self_sp : 0;
+  for (uint32_t u = 0; !self_is_main && u < w->used_count; u++) {
+    const struct hl_thread_state *t = &w->threads[w->used[u]];
+    if (t->tid == pid && t->stopped == HL_THREAD_STOPPED) sp = t->sp;
+  }
+  if (!sp) return;  // gone, or not stopped: its stack holds nothing live, or was scanned whole
+  const struct hl_mapping *maps = (const struct hl_mapping *)s->maps.data;
+  for (size_t i = 0; i < s->maps.len; i++)
+    if ((maps[i].flags & HL_MAP_STACK) && (sp < maps[i].lo || sp >= maps[i].hi)) {
+      s->root_kind = HL_ROOT_STACK;
+      s->root_tid = pid;
+      hl_scan_root(s, maps[i].lo, maps[i].hi);
+    }
+}
+
 void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
                    const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int self_tls,
                    int untracked) {
-  // First, before any root reaches them: stacks that are blocks are live from their threads'
-  // stack pointers (the scanning thread's from `self_sp`, none of it when that is 0).
-  if (self_tls) hl_scan_stack_block(s, w->self_sp, self_sp);
-  for (uint32_t u = 0; u < w->used_count; u++) {
-    const struct hl_thread_state *t = &w->threads[w->used[u]];
-    if (t->stopped == HL_THREAD_STOPPED && t->sp) hl_scan_stack_block(s, t->sp, t->sp);
-  }
   s->record = 1;  // for the mapping pass, which leaves out what was scanned already
   s->root_kind = HL_ROOT_GLOBAL;  // each kind of root is named so in the graph (--graph)
   for (size_t i = 0; m && i < m->writable.len; i++) {
@@ -348,6 +363,7 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
     s->root_kind = HL_ROOT_TLS;
     scan_tls(s, tp, self_sp);  // its thread-locals and pthread_setspecific data live on
   }
+  scan_main_stack_left(s, w, self_tls && syscall(SYS_gettid) == getpid());
   int32_t sampler = atomic_load(&hl_sampler_tid);
   struct hl_vec dead;  // stack frames that the mapping pass must leave alone
   hl_vec_init(&dead, sizeof(struct hl_mapping));

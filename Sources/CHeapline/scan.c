@@ -33,7 +33,6 @@ int hl_scan_begin(struct hl_scan *s) {
   hl_vec_init(&s->edges, sizeof(struct hl_edge));
   hl_vec_init(&s->maps, sizeof(struct hl_mapping));
   hl_vec_init(&s->scanned, sizeof(struct hl_mapping));
-  hl_vec_init(&s->stacks, sizeof(struct hl_mapping));
   if (hl_index_build(&s->ix)) return 1;
   s->state = hl_scan_map(s->ix.count ? s->ix.count : 1);
   // Each block enters the frontier once a phase at most: room for all, so that it never moves
@@ -49,7 +48,6 @@ void hl_scan_end(struct hl_scan *s) {
   hl_vec_free(&s->edges);
   hl_vec_free(&s->maps);
   hl_vec_free(&s->scanned);
-  hl_vec_free(&s->stacks);
 }
 
 static inline void push(struct hl_scan *s, uint32_t j) {
@@ -164,15 +162,6 @@ static void scan_block(struct hl_scan *s, uint32_t j) {
   const uint64_t *w = (const uint64_t *)(uintptr_t)b->addr;
   uint64_t usable = b->addr + malloc_usable_size((void *)(uintptr_t)b->addr);
   const uint64_t *end = (const uint64_t *)(uintptr_t)(((usable > b->end ? usable : b->end) + 7) & ~7ull);
-  if (HL_UNLIKELY(s->stacks.len)) {
-    for (size_t i = 0; i < s->stacks.len; i++) {
-      const struct hl_mapping *stack = &HL_VEC_AT(&s->stacks, struct hl_mapping, i);
-      if (stack->lo != b->addr) continue;
-      const uint64_t *live = (const uint64_t *)(stack->hi & ~(uintptr_t)7);
-      if (live < end) scan_clipped(s, (uintptr_t)live, (uintptr_t)end);
-      return;
-    }
-  }
   if (w < end) {
     int interior;
     int64_t t = target(s, w[0], &interior);
@@ -249,21 +238,6 @@ void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
   if (s->graph) hl_graph_root(s, lo, hi, 0);
   scan_clipped(s, lo, hi);
   flood(s);  // now, so that the frontier stays small
-}
-
-// A thread's stack that malloc gave (a coroutine's, a signal stack) is a block that roots may
-// reach, through the context that switched to it. Below the thread's stack pointer it holds dead
-// frames, the scanner's own among them when the thread is the one scanning, whose words are
-// stale copies of pointers (the index's blocks, just built), no references: the block is
-// scanned from the pointer up, as the thread's stack is.
-void hl_scan_stack_block(struct hl_scan *s, uintptr_t sp, uintptr_t live) {
-  int interior;
-  int64_t j = hl_index_lookup(&s->ix, sp, &interior);
-  if (j < 0) return;
-  const struct hl_sblock *b = &s->ix.blocks[j];
-  struct hl_mapping *stack = hl_vec_push(&s->stacks);
-  uintptr_t from = live >= b->addr && live < b->end ? live : UINTPTR_MAX;
-  if (stack) *stack = (struct hl_mapping){b->addr, from, 0};
 }
 
 // A stopped thread's registers: a pointer into a block there holds it, as one at its start

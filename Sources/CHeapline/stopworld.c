@@ -223,7 +223,7 @@ int hl_world_stop(struct hl_world *w, int32_t self) {
   hl_used_count = 0;
   memset(w, 0, sizeof *w);
   w->threads = hl_slots;
-  w->self_sp = (uintptr_t)__builtin_frame_address(0);
+  w->self_sp = hl_scan_caller_sp ? hl_scan_caller_sp : (uintptr_t)__builtin_frame_address(0);
   w->capacity = HL_STOP_CAPACITY;
   if (!ptrace_refused) {
     int err = hl_ptrace_stop(self, new_slot);

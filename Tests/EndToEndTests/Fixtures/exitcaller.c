@@ -9,6 +9,9 @@
 //            locals and calls exit(0): they are reachable; a list of 3 blocks of 88 bytes made
 //            after the stack, higher in the heap, is lost (1 definitely, 2 indirectly), since
 //            the stack ends where its block does
+//   left     main holds a block of 200 bytes in a local and switches to a coroutine on a stack
+//            from malloc, whose work() calls exit(0): main's frame, on the stack it left, is
+//            live, and nothing is lost
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
@@ -20,9 +23,10 @@ __attribute__((noinline)) static void leak(void) {
   }
 }
 
-// Leaves no copy of leak()'s pointers in the frames below.
+// Leaves no copy of leak()'s pointers in the frames below, the allocator's included (a
+// recording shim's frames under malloc run some kilobytes deep).
 __attribute__((noinline)) static void clobber(void) {
-  volatile char area[4096];
+  volatile char area[32768];
   memset((char *)area, 0, sizeof area);
 }
 
@@ -61,9 +65,23 @@ static void run_on_a_heap_stack(void) {
   exit(3);  // work() exits: never here
 }
 
+__attribute__((noinline)) static void leave_main_for_a_heap_stack(void) {
+  enum { SIZE = 64 * 1024 };
+  void *volatile held = malloc(200);
+  char *stack = malloc(SIZE);
+  if (!stack || getcontext(&coroutine) != 0) exit(3);
+  coroutine.uc_stack.ss_sp = stack;
+  coroutine.uc_stack.ss_size = SIZE;
+  coroutine.uc_link = &caller;
+  makecontext(&coroutine, on_its_stack, 0);
+  swapcontext(&caller, &coroutine);
+  free((void *)held);  // work() exits: never here
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   if (!strcmp(argv[1], "stack")) run_on_a_heap_stack();
+  if (!strcmp(argv[1], "left")) leave_main_for_a_heap_stack();
   leak();
   clobber();
   if (!strcmp(argv[1], "deep")) work();
