@@ -6,6 +6,8 @@
 // written by the event it interrupted, just before that event ends. A deferred free also waits
 // for the real free until then, so that no other thread can be given the address meanwhile.
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 
 #include "unwind.h"
@@ -104,6 +106,18 @@ HL_HOOK static void hl_record_free(struct hl_buffer *b, uint64_t addr, uint64_t 
   hl_emit_free(b, now, &blk);
 }
 
+// A free that a signal handler made while its thread was in the shim, done now: glibc's free
+// takes the arena's lock, and a handler that allocates (unsafe, but common) landing meanwhile
+// would wait for that lock forever. Untraced, a program runs that risk only inside its own
+// calls to the allocator, not inside one the shim makes for it later: signals wait meanwhile.
+HL_HOOK static void free_deferred(void *p) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  __libc_free(p);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 // Writes the calls that signal handlers made during this event. A handler may add more while
 // this runs: they go to the tail, which is read again each time round.
 // Once recording has stopped, only the frees are done: the program's memory is still its own.
@@ -121,7 +135,7 @@ HL_HOOK void hl_drain(struct hl_buffer *b) {
     }
     head++;
     atomic_store_explicit(&hl_tls.deferred_head, head, memory_order_release);
-    if (d->kind == 2) __libc_free((void *)(uintptr_t)d->addr);
+    if (d->kind == 2) free_deferred((void *)(uintptr_t)d->addr);
   }
 }
 

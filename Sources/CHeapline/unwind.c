@@ -6,9 +6,7 @@
 // found once per thread (stack_bounds). A stack pointer outside those bounds (a signal stack, a
 // coroutine's) sends the stack to libunwind, and so does any frame without a rule.
 #include <libunwind.h>
-#include <pthread.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "leakscan.h"
@@ -46,12 +44,14 @@ void hl_unwind_forget_rules(void) {
   unw_flush_cache(unw_local_addr_space, 0, 0);
 }
 
-// Where the thread's stack lies, when `sp` is on it. A thread that glibc made has its descriptor
-// at the top of its stack, and pthread_getattr_np reads the stack's extent from it (for another
-// thread than the main one it calls no malloc while it holds the thread's lock; on the main
-// thread it would, so the main thread never asks). The main thread's stack is the [stack]
-// mapping, from /proc. The main stack may grow below what was seen, and a thread may run on
-// another stack for a while: either costs one more look, up to a bound, after which such stacks
+// Where the thread's stack lies, when `sp` is on it: the mapping that holds it, from /proc, read
+// once a thread (and again when its stack pointer goes outside what was seen). A thread that
+// glibc made has its descriptor at the top of its stack, which therefore ends there (the kernel
+// may merge the mapping with what lies above); the main thread's stack is the [stack] mapping.
+// pthread_getattr_np would tell a thread's stack without /proc, but it allocates while it holds
+// the thread's lock: a thread whose first allocation was one of its own (every thread that
+// Rust's standard library starts) waited for itself forever. A thread may run on another stack
+// for a while (a coroutine's): each costs one more look, up to a bound, after which such stacks
 // go to libunwind.
 static int stack_bounds(uintptr_t sp) {
   if (HL_LIKELY(sp >= hl_stack.lo && sp < hl_stack.hi)) return 1;
@@ -59,27 +59,12 @@ static int stack_bounds(uintptr_t sp) {
   hl_stack.looks++;
   uintptr_t tp;
   __asm__("mov %%fs:0, %0" : "=r"(tp));
-  pthread_attr_t attr;
-  hl_tls.own++;  // it allocates (a CPU set): the shim's own blocks, never the program's
-  int attr_ok = tp > sp && syscall(SYS_gettid) != getpid() &&
-                pthread_getattr_np(pthread_self(), &attr) == 0;
-  void *base = NULL;
-  size_t size = 0;
-  int got = attr_ok && pthread_attr_getstack(&attr, &base, &size) == 0;
-  if (attr_ok) pthread_attr_destroy(&attr);
-  hl_tls.own--;
-  if (got) {
-    uintptr_t lo = (uintptr_t)base;
-    if (sp >= lo && tp <= lo + size && sp < tp) {
-      hl_stack.lo = lo, hl_stack.hi = tp;
-      return 1;
-    }
-  }
   struct hl_vec maps;
   int found = 0;
   if (hl_maps_read(&maps) == 0) {
     const struct hl_mapping *m = hl_maps_find(&maps, sp);
     if (m && (m->flags & HL_MAP_STACK)) hl_stack.lo = m->lo, hl_stack.hi = m->hi, found = 1;
+    else if (m && tp > sp && tp < m->hi) hl_stack.lo = m->lo, hl_stack.hi = tp, found = 1;
   }
   hl_vec_free(&maps);
   return found;

@@ -172,6 +172,48 @@ import Testing
     // scan reads the calling thread's maps (/proc/self's are empty once the main thread has gone)
     #expect(report.definitelyLost == LeakAmount(blocks: 4, bytes: 96))
   }
+
+  @Test func aHandlerThatAllocatesWhileSignalsFloodAnAllocatingThreadNeverWaitsForever() throws {
+    // Given a thread whose tcache-only loop is flooded with signals whose handler allocates in
+    // other size classes (which untraced never waits for a lock): a handler's free that landed
+    // in the shim was done later with signals open, and the next handler waited for the arena
+    // lock it held (about 3 runs in 4 hung)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("sigstorm", in: dir)
+    for run in 1...6 {
+      let trace = dir.appendingPathComponent("storm-\(run).trace").path
+      let result = try record(["--no-leaks", "-o", trace, "--", program, "300000"])
+      // Then every run ends, with the loop's blocks all recorded
+      #expect(result.status == 0, "run \(run): \(result.stderr)")
+      #expect(result.stdout == "done\n", "run \(run)")
+      let stats = try Statistics(reader: TraceReader(path: trace))
+      #expect(stats.category(named: "Malloc 32 Bytes")?.totalCount == 300_001, "run \(run)")
+    }
+  }
+
+  @Test func threadsWhoseFirstCallIsPthreadGetattrNpOnThemselvesRunToTheirEnd() throws {
+    // Given 8 threads whose first call asks glibc for their own attributes, which allocates
+    // while it holds the thread's lock (every thread of Rust's standard library does this): the
+    // shim asked pthread_getattr_np too, from that allocation, and waited for the lock forever
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("getattr", in: dir)
+    var totals: [Int: AllocationTotals] = [:]
+    for threads in [4, 8] {
+      let untraced = try Harness.run("/usr/bin/timeout", ["-k", "5", "30", program, "\(threads)"])
+      #expect(untraced.status == 0)
+      let trace = dir.appendingPathComponent("getattr-\(threads).trace").path
+      let result = try record(["--no-leaks", "-o", trace, "--", program, "\(threads)"])
+      // Then the program ends as it does untraced
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(result.stdout == untraced.stdout)
+      totals[threads] = try Statistics(reader: TraceReader(path: trace)).totals
+    }
+    // And each thread's allocations are recorded: glibc's pthread_getattr_np makes and frees
+    // three blocks (its attributes' extension and CPU set), so 4 threads more make 12 more
+    let four = try #require(totals[4]), eight = try #require(totals[8])
+    #expect(eight.allocationCount - four.allocationCount == 12)
+    #expect(eight.freeCount - four.freeCount == 12)
+  }
 }
 
 /// Polls `probe` every 2 ms until it gives a value or `seconds` pass.
