@@ -51,31 +51,29 @@ static ucontext_t caller, coroutine;
 
 static void on_its_stack(void) { work(); }
 
-static void run_on_a_heap_stack(void) {
-  enum { SIZE = 64 * 1024 };
-  char *stack = malloc(SIZE);
-  leak_list();
-  clobber();
+// Runs work() on a stack of 64 KiB from malloc, made here (before the caller's other blocks,
+// so lower in the heap); work() exits.
+__attribute__((noinline)) static void work_on_a_heap_stack(char *stack) {
   if (!stack || getcontext(&coroutine) != 0) exit(3);
   coroutine.uc_stack.ss_sp = stack;
-  coroutine.uc_stack.ss_size = SIZE;
+  coroutine.uc_stack.ss_size = 64 * 1024;
   coroutine.uc_link = &caller;
   makecontext(&coroutine, on_its_stack, 0);
   swapcontext(&caller, &coroutine);
-  exit(3);  // work() exits: never here
+  exit(3);  // never here
+}
+
+static void run_on_a_heap_stack(void) {
+  char *stack = malloc(64 * 1024);
+  leak_list();
+  clobber();
+  work_on_a_heap_stack(stack);
 }
 
 __attribute__((noinline)) static void leave_main_for_a_heap_stack(void) {
-  enum { SIZE = 64 * 1024 };
   void *volatile held = malloc(200);
-  char *stack = malloc(SIZE);
-  if (!stack || getcontext(&coroutine) != 0) exit(3);
-  coroutine.uc_stack.ss_sp = stack;
-  coroutine.uc_stack.ss_size = SIZE;
-  coroutine.uc_link = &caller;
-  makecontext(&coroutine, on_its_stack, 0);
-  swapcontext(&caller, &coroutine);
-  free((void *)held);  // work() exits: never here
+  work_on_a_heap_stack(malloc(64 * 1024));
+  free((void *)held);  // never here
 }
 
 int main(int argc, char **argv) {
