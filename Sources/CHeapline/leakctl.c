@@ -95,7 +95,7 @@ static int collect(struct hl_scan *s, struct hl_result *r) {
 }
 
 static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, uintptr_t sp,
-                     int *modules_changed) {
+                     uintptr_t own_sp, int *modules_changed) {
   unsigned long long generation;
   struct hl_modules *modules = hl_modules_snapshot(&generation);
   hl_roots_lock();
@@ -106,7 +106,7 @@ static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, ui
   if (!err && hl_keep_graph && hl_graph_begin(&s)) hl_graph_end(&s);  // the scan, graphless
   struct hl_world w;
   uint64_t stopped_at = hl_monotonic_ns();
-  if (!err) err = hl_world_stop(&w, gettid_raw());
+  if (!err) err = hl_world_stop(&w, gettid_raw(), own_sp);
   if (!err) {
     r->info.time = hl_now();
     hl_maps_read(&s.maps);
@@ -163,19 +163,18 @@ void hl_leaks_release(void) { hl_spin_unlock(&hl_scan_lock); }
 // there, full of copies of the blocks it has just indexed, would keep lost blocks reachable.
 enum { HL_SCAN_STACK_BYTES = 1 << 20 };
 static void *hl_scan_stack;  // under hl_scan_lock
-uintptr_t hl_scan_caller_sp;  // where the scanning thread's own stack is, while it scans aside
 
 struct scan_call {
   struct hl_result *r;
   const uint64_t *regs;
   size_t nregs;
-  uintptr_t sp;
+  uintptr_t sp, own_sp;
   int *changed, err;
 };
 
 static void scan_on_own_stack(void *context) {
   struct scan_call *c = context;
-  c->err = scan_once(c->r, c->regs, c->nregs, c->sp, c->changed);
+  c->err = scan_once(c->r, c->regs, c->nregs, c->sp, c->own_sp, c->changed);
 }
 
 // hl_on_stack(fn, arg, top): calls fn(arg) with the stack pointer at `top` (16-byte aligned),
@@ -203,12 +202,11 @@ __asm__(".text\n"
 
 static int scan_once_aside(struct hl_result *r, const uint64_t *regs, size_t nregs, uintptr_t sp,
                            int *changed) {
+  uintptr_t own_sp = (uintptr_t)__builtin_frame_address(0);  // the thread's own stack
   if (!hl_scan_stack) hl_scan_stack = hl_map(HL_SCAN_STACK_BYTES);
-  if (!hl_scan_stack) return scan_once(r, regs, nregs, sp, changed);
-  struct scan_call c = {r, regs, nregs, sp, changed, 0};
-  hl_scan_caller_sp = (uintptr_t)__builtin_frame_address(0);
+  if (!hl_scan_stack) return scan_once(r, regs, nregs, sp, own_sp, changed);
+  struct scan_call c = {r, regs, nregs, sp, own_sp, changed, 0};
   hl_on_stack(scan_on_own_stack, &c, (char *)hl_scan_stack + HL_SCAN_STACK_BYTES);
-  hl_scan_caller_sp = 0;
   return c.err;
 }
 

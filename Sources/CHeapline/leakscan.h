@@ -86,7 +86,8 @@ struct hl_world {
   int ptraced;        // stopped with ptrace, not signals
 };
 void hl_stopworld_install(void);
-int hl_world_stop(struct hl_world *w, int32_t self);  // 0 or errno
+// 0 or errno. `self_sp` is where the calling thread's own stack is (the scan may run aside).
+int hl_world_stop(struct hl_world *w, int32_t self, uintptr_t self_sp);
 void hl_world_resume(struct hl_world *w);
 int hl_ptrace_stop(int32_t self, struct hl_thread_state *(*slot_for)(int32_t tid));  // stopptrace.c
 void hl_ptrace_resume(void);
@@ -175,7 +176,6 @@ struct hl_modules;  // writable segments of loaded modules, taken before the wor
 struct hl_modules *hl_modules_snapshot(unsigned long long *generation);
 unsigned long long hl_modules_generation(void);
 void hl_modules_release(struct hl_modules *m);
-extern uintptr_t hl_scan_caller_sp;  // leakctl.c: set while the scan runs on a stack aside
 void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
                    const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int self_tls,
                    int untracked);

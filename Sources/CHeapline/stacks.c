@@ -230,12 +230,12 @@ HL_HOOK static int hl_verified(void **fast, int n, void **pcs, int *skip) {
 HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b, const struct hl_entry *at) {
   void *pcs[HL_MAX_DEPTH + 8], *fast[HL_MAX_DEPTH + 8];
   int skip, depth, known = -1, max = (int)hl_depth + 8;
+  void **into = HL_UNLIKELY(hl_unwind_verify) ? fast : pcs;  // the check keeps libunwind's in pcs
+  int n = at ? hl_unwind_from(b, into, max, at) : hl_unwind_fast(b, into, max);
   if (HL_UNLIKELY(hl_unwind_verify)) {
-    int n = at ? hl_unwind_from(b, fast, max, at) : hl_unwind_fast(b, fast, max);
     depth = hl_verified(fast, n, pcs, &skip);
     b->cache_unwound = 0;
   } else {
-    int n = at ? hl_unwind_from(b, pcs, max, at) : hl_unwind_fast(b, pcs, max);
     int unwound = n >= 0;
     if (HL_UNLIKELY(!unwound)) n = hl_libunwind_steps(pcs, max);
     depth = hl_drop_shim(pcs, n, &skip);

@@ -213,7 +213,7 @@ static void tally(struct hl_world *w) {
 }
 
 // ptrace first (stopptrace.c); signals when it is refused, or when HEAPLINE_STOP_SIGNAL asks.
-int hl_world_stop(struct hl_world *w, int32_t self) {
+int hl_world_stop(struct hl_world *w, int32_t self, uintptr_t self_sp) {
   static int ptrace_refused = -1;
   if (ptrace_refused < 0) ptrace_refused = hl_option("HEAPLINE_STOP_SIGNAL") != NULL;
   if (!hl_slots) hl_slots = hl_map(HL_STOP_CAPACITY * sizeof *hl_slots);
@@ -223,7 +223,7 @@ int hl_world_stop(struct hl_world *w, int32_t self) {
   hl_used_count = 0;
   memset(w, 0, sizeof *w);
   w->threads = hl_slots;
-  w->self_sp = hl_scan_caller_sp ? hl_scan_caller_sp : (uintptr_t)__builtin_frame_address(0);
+  w->self_sp = self_sp;
   w->capacity = HL_STOP_CAPACITY;
   if (!ptrace_refused) {
     int err = hl_ptrace_stop(self, new_slot);
