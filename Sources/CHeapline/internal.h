@@ -21,7 +21,7 @@ enum { HL_DEFAULT_DEPTH = 64, HL_MAX_DEPTH = 256, HL_BUFFER_BYTES = 2 * 1024 * 1
        HL_SIDE_BYTES = 64 * 1024, HL_NODE_CACHE = 4096, HL_INFO_CACHE_BITS = 10 };
 // Event times: 1,024 ns grains. A thread that is alone in allocating stamps its events with the
 // time of its last TICK, written whenever a millisecond (975 grains: with the grain's own
-// rounding, under 1 ms) has passed; while other threads allocate too, every grain (events.c).
+// rounding, under 1 ms) has passed; while other threads allocate too, every grain (record.c).
 enum { HL_TIME_GRAIN = 1024, HL_COARSE_TICK = 975 * HL_TIME_GRAIN };
 
 // glibc's chunk header, the word before a block in use (malloc.c): its size, with bit 1 set
@@ -100,7 +100,7 @@ struct hl_buffer {
   uint64_t emit_next;  // counter of the next ALLOC this buffer will write
   uint64_t next_alloc;  // counter of the next allocation this thread makes
   uint64_t last_here, last_far;  // alloc counters of the chunk's previous FREE_HERE, FREE_FAR
-  uint64_t fine_until, checked_at;  // stamps every grain until; when other threads were looked at
+  uint64_t checked_at;  // when this thread last looked for others that allocate (record.c)
   uint64_t last_info, last_info_stack, last_stack_id, last_pc_index, last_pc;  // side deltas
   struct hl_model model;
   uint64_t *defined;  // a bit per allocation info that this buffer's records defined

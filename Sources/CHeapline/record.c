@@ -32,7 +32,7 @@ void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
   b->tid = tid;
   b->emit_next = b->next_alloc = 0;
   b->last_time = 0;
-  b->fine_until = b->checked_at = 0;
+  b->checked_at = 0;
   start_chunk(b);
   atomic_store(&b->inflight, 0);
   b->pending.valid = 0;
@@ -116,21 +116,33 @@ HL_HOOK void hl_put_time(struct hl_buffer *b, uint64_t t) {
   b->last_time = t;
 }
 
-// Whether other threads allocate too. Each thread swaps its serial and millisecond into one
-// word at most once a millisecond; finding another thread's there, from within two, it stamps
-// every grain for the next eight, so that the merge of threads puts events within a grain of
-// their order. Alone, a thread needs no finer time than the millisecond a timeline shows.
-static _Atomic uint64_t hl_ticker;
-enum { HL_TICKER_MS_BITS = 40 };
+// Whether other threads allocate too. While a thread allocates it looks once a millisecond at
+// the marks the others left in a table (their serial and millisecond), then leaves its own;
+// finding one from within two milliseconds, it makes every thread stamp every grain for the next
+// eight, through one word that each event reads and that changes about once a millisecond at
+// most. Alone, a thread needs no finer time than the millisecond a timeline shows. When each
+// thread's own look decided its stamps, a thread that had allocated alone went on stamping to the
+// millisecond for up to a millisecond after another came back: its allocations, up to a
+// millisecond early, were merged before the other thread's frees that made room for them, and a
+// queue of 8 blocks peaked at 200.
+enum { HL_MARK_MS_BITS = 40, HL_MARKS = 64 };
+static _Atomic uint64_t hl_marks[HL_MARKS];
+static _Atomic uint64_t hl_crowded_until;
 
 HL_HOOK static void look_around(struct hl_buffer *b, uint64_t now) {
   b->checked_at = now;
-  uint64_t mask = (1ull << HL_TICKER_MS_BITS) - 1, ms = (now >> 20) & mask;
-  uint64_t mine = (uint64_t)b->serial << HL_TICKER_MS_BITS | ms;
-  uint64_t other = atomic_exchange_explicit(&hl_ticker, mine, memory_order_relaxed);
-  int64_t apart = (int64_t)ms - (int64_t)(other & mask);
-  if (other && other >> HL_TICKER_MS_BITS != b->serial && apart <= 2 && apart >= -2)
-    b->fine_until = now + 8 * (uint64_t)HL_COARSE_TICK;
+  uint64_t mask = (1ull << HL_MARK_MS_BITS) - 1, ms = (now >> 20) & mask;
+  for (int i = 0; i < HL_MARKS; i++) {  // before its own mark, which may share a slot
+    uint64_t other = atomic_load_explicit(&hl_marks[i], memory_order_relaxed);
+    int64_t apart = (int64_t)ms - (int64_t)(other & mask);
+    if (!other || other >> HL_MARK_MS_BITS == b->serial || apart > 2 || apart < -2) continue;
+    uint64_t until = now + 8 * (uint64_t)HL_COARSE_TICK;
+    if (atomic_load_explicit(&hl_crowded_until, memory_order_relaxed) + HL_COARSE_TICK < until)
+      atomic_store_explicit(&hl_crowded_until, until, memory_order_relaxed);
+    break;
+  }
+  atomic_store_explicit(&hl_marks[b->serial % HL_MARKS],
+                        (uint64_t)b->serial << HL_MARK_MS_BITS | ms, memory_order_relaxed);
 }
 
 // TICK: the time moves on to `now` before the next event record.
@@ -157,7 +169,9 @@ HL_HOOK static void event_time(struct hl_buffer *b, uint64_t now, int exact) {
     return;
   }
   if (now <= b->last_time) return;
-  if (now - b->last_time < HL_COARSE_TICK && !exact && now >= b->fine_until) return;
+  if (now - b->last_time < HL_COARSE_TICK && !exact &&
+      now >= atomic_load_explicit(&hl_crowded_until, memory_order_relaxed))
+    return;
   tick(b, now);
 }
 
