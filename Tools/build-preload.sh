@@ -13,7 +13,7 @@ opt="-O2"
 # Link-time optimization inlines across the shim's files (a malloc passes through six of them):
 # about 6 % of the recording's CPU on the C churn. It needs the toolchain's own linker, lld.
 # shellcheck disable=SC2086
-"$cc" $opt -g -flto -fuse-ld=lld -Wl,--version-script="$root/Tools/preload-exports.map" \
+"$cc" $opt -g -flto -fuse-ld=lld -Wl,-z,now -Wl,--version-script="$root/Tools/preload-exports.map" \
   -std=gnu11 -fPIC -shared -ftls-model=initial-exec \
   -DUNW_LOCAL_ONLY -D_GNU_SOURCE -DHL_PRELOAD -Wall -Wextra -Wno-unused-parameter \
   -I"$root/Sources/CHeapline/include" \

@@ -236,14 +236,15 @@ HL_HOOK static int hl_defer(int kind, uint64_t addr, uint64_t size) {
   d->size = size;
   d->time = hl_now();
   d->scope = hl_tls.scope;
-  // The interrupted event may be inside libunwind, which must not be entered again: then the
-  // stack is the handler's caller alone.
-  if (hl_tls.unwinding) {
+  // The interrupted event may be inside libunwind, which must not be entered again, or may not
+  // have made the scratch libunwind works in yet: then the stack is the handler's caller alone.
+  struct hl_unwind_scratch *w = hl_tls.buf ? hl_unwind_scratch_made(hl_tls.buf) : NULL;
+  if (hl_tls.unwinding || !w) {
     d->pcs[0] = __builtin_return_address(0);
     d->depth = 1;
   } else {
     int saved_errno = errno;
-    int n = hl_libunwind_steps(d->pcs, HL_DEFERRED_DEPTH);
+    int n = hl_libunwind_steps(w, d->pcs, HL_DEFERRED_DEPTH);
     errno = saved_errno;
     d->depth = (uint32_t)(n > 0 ? n : 0);
   }

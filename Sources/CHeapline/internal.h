@@ -188,6 +188,9 @@ void hl_clock_start(void);  // a new recording's time 0, and its clock calibrate
 extern uint64_t hl_start_ns;
 
 // threads.c
+// Calls fn(arg) with the stack pointer at `top` (16-byte aligned), and returns on the caller's
+// stack: for work that needs more stack than the program's thread may have left (unwind.c).
+void hl_on_stack(void (*fn)(void *), void *arg, void *top);
 struct hl_buffer *hl_acquire(void);  // this thread's buffer, BUSY; NULL when not recording
 void hl_release(struct hl_buffer *b);
 struct hl_buffer *hl_take_by_serial(uint32_t serial);  // another thread's, if idle; no waiting

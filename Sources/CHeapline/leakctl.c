@@ -177,29 +177,6 @@ static void scan_on_own_stack(void *context) {
   c->err = scan_once(c->r, c->regs, c->nregs, c->sp, c->own_sp, c->changed);
 }
 
-// hl_on_stack(fn, arg, top): calls fn(arg) with the stack pointer at `top` (16-byte aligned),
-// and returns to the caller's stack.
-void hl_on_stack(void (*fn)(void *), void *arg, void *top);
-__asm__(".text\n"
-        ".type hl_on_stack, @function\n"
-        "hl_on_stack:\n"
-        "  .cfi_startproc\n"
-        "  push %rbp\n"
-        "  .cfi_adjust_cfa_offset 8\n"
-        "  .cfi_rel_offset %rbp, 0\n"
-        "  mov %rsp, %rbp\n"
-        "  .cfi_def_cfa_register %rbp\n"
-        "  mov %rdx, %rsp\n"
-        "  mov %rdi, %rax\n"
-        "  mov %rsi, %rdi\n"
-        "  call *%rax\n"
-        "  mov %rbp, %rsp\n"
-        "  pop %rbp\n"
-        "  .cfi_def_cfa %rsp, 8\n"
-        "  ret\n"
-        "  .cfi_endproc\n"
-        ".size hl_on_stack, .-hl_on_stack\n");
-
 static int scan_once_aside(struct hl_result *r, const uint64_t *regs, size_t nregs, uintptr_t sp,
                            int *changed) {
   uintptr_t own_sp = (uintptr_t)__builtin_frame_address(0);  // the thread's own stack

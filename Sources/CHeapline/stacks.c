@@ -189,26 +189,37 @@ static _Atomic uint64_t hl_verify_checked, hl_verify_differed, hl_verify_fallbac
 // what unw_backtrace gives, but unw_backtrace's frame cache keeps a pc's rules after its module
 // is unloaded (unw_flush_cache does not reach it), so a module loaded at the same address would
 // be unwound with the old one's rules; stepping forgets them when dl.c flushes the cache.
-HL_HOOK int hl_libunwind_steps(void **pcs, int max) {
-  unw_context_t context;
-  unw_cursor_t cursor;
-  int n = 0;
-  hl_tls.unwinding = 1;
-  unw_getcontext(&context);
-  if (unw_init_local(&cursor, &context) == 0) {
-    while (n < max && unw_step(&cursor) > 0) {
-      unw_word_t ip;
-      if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip < 0x4000) break;
-      pcs[n++] = (void *)ip;
-    }
+struct libunwind_call {
+  struct hl_unwind_scratch *w;
+  void **pcs;
+  int max, n;
+};
+
+HL_HOOK static void libunwind_steps_aside(void *arg) {
+  struct libunwind_call *c = arg;
+  unw_getcontext(&c->w->context);
+  if (unw_init_local(&c->w->cursor, &c->w->context) != 0) return;
+  while (c->n < c->max && unw_step(&c->w->cursor) > 0) {
+    unw_word_t ip;
+    if (unw_get_reg(&c->w->cursor, UNW_REG_IP, &ip) < 0 || ip < 0x4000) break;
+    c->pcs[c->n++] = (void *)ip;
   }
+}
+
+// On a stack of the shim's own, which the scratch holds; its frames there and on the way back
+// to the caller's stack (hl_on_stack) are the shim's, dropped with the others.
+HL_HOOK int hl_libunwind_steps(struct hl_unwind_scratch *w, void **pcs, int max) {
+  struct libunwind_call c = {w, pcs, max, 0};
+  hl_tls.unwinding = 1;
+  hl_on_stack(libunwind_steps_aside, &c, w->stack_top);
   hl_tls.unwinding = 0;
-  return n;
+  return c.n;
 }
 
 // Under HEAPLINE_VERIFY_UNWIND: libunwind takes the stack too, and its answer is the one kept.
-HL_HOOK static int hl_verified(void **fast, int n, void **pcs, int *skip) {
-  int ref_skip, ref = hl_libunwind_steps(pcs, (int)hl_depth + 8);
+HL_HOOK static int hl_verified(struct hl_unwind_scratch *w, int n, int *skip) {
+  void **fast = w->fast, **pcs = w->pcs;
+  int ref_skip, ref = hl_libunwind_steps(w, pcs, (int)hl_depth + 8);
   int depth = hl_drop_shim(pcs, ref, &ref_skip);
   atomic_fetch_add_explicit(&hl_verify_checked, 1, memory_order_relaxed);
   if (n < 0) {
@@ -228,16 +239,18 @@ HL_HOOK static int hl_verified(void **fast, int n, void **pcs, int *skip) {
 // stack is that same previous stack whole (not one that libunwind or a signal handler took, nor
 // one cut at the depth limit, whose nodes hang from another outermost frame).
 HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b, const struct hl_entry *at) {
-  void *pcs[HL_MAX_DEPTH + 8], *fast[HL_MAX_DEPTH + 8];
+  struct hl_unwind_scratch *w = hl_unwind_scratch(b);
+  if (HL_UNLIKELY(!w)) return hl_intern_frames(b, NULL, 0, -1);  // no memory to take it in
+  void **pcs = w->pcs;
   int skip, depth, known = -1, max = (int)hl_depth + 8;
-  void **into = HL_UNLIKELY(hl_unwind_verify) ? fast : pcs;  // the check keeps libunwind's in pcs
+  void **into = HL_UNLIKELY(hl_unwind_verify) ? w->fast : pcs;  // the check keeps libunwind's in pcs
   int n = at ? hl_unwind_from(b, into, max, at) : hl_unwind_fast(b, into, max);
   if (HL_UNLIKELY(hl_unwind_verify)) {
-    depth = hl_verified(fast, n, pcs, &skip);
+    depth = hl_verified(w, n, &skip);
     b->cache_unwound = 0;
   } else {
     int unwound = n >= 0;
-    if (HL_UNLIKELY(!unwound)) n = hl_libunwind_steps(pcs, max);
+    if (HL_UNLIKELY(!unwound)) n = hl_libunwind_steps(w, pcs, max);
     depth = hl_drop_shim(pcs, n, &skip);
     int whole = unwound && n - skip <= (int)hl_depth;
     if (whole && b->cache_unwound) {

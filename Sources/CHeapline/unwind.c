@@ -5,8 +5,8 @@
 // reads the stack only between the caller's stack pointer and the top of the thread's stack,
 // found once per thread (stack_bounds). A stack pointer outside those bounds (a signal stack, a
 // coroutine's) sends the stack to libunwind, and so does any frame without a rule.
-#include <libunwind.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "leakscan.h"
@@ -15,18 +15,23 @@
 // Rules cached per buffer, so only the thread that holds the buffer touches them. A buffer is
 // handed to the next thread when its owner exits: the rules stay true, and the previous stack is
 // checked word by word before any of it is used.
-enum { HL_RULES = 4096, HL_WALK_MAX = HL_MAX_DEPTH + 8 };
+enum { HL_RULES = 4096 };
 struct hl_rule_entry {
   uintptr_t pc;
   struct hl_unwind_rule rule;
 };
+// libunwind's stack (stacks.c): it takes about 4.5 KiB of stack to walk through a signal frame,
+// which a handler on a SIGSTKSZ alternate stack does not have. The first page is a guard.
+enum { HL_LIBUNWIND_STACK = 32 * 1024 };
 struct hl_unwind_state {
+  _Alignas(4096) char libunwind_stack[HL_LIBUNWIND_STACK];
   uint32_t generation;  // of hl_rules_generation when the rules were made
   uint32_t prev_depth;  // 0: no previous stack to reuse
   uint32_t prev_complete;  // it ended at the outermost frame, not at the depth limit
   uint32_t reused;  // frames at the end of the last walk that are the previous stack's last
   uintptr_t prev_pcs[HL_WALK_MAX];
   uintptr_t prev_slots[HL_WALK_MAX];  // where each return address was read
+  struct hl_unwind_scratch scratch;
   struct hl_rule_entry rules[HL_RULES];
 };
 
@@ -75,6 +80,8 @@ static struct hl_unwind_state *state_of(struct hl_buffer *b) {
   if (HL_UNLIKELY(!s)) {
     s = hl_map(sizeof *s);
     if (!s) return NULL;
+    mprotect(s->libunwind_stack, 4096, PROT_NONE);
+    s->scratch.stack_top = s->libunwind_stack + HL_LIBUNWIND_STACK;
     s->generation = atomic_load(&hl_rules_generation);
     b->unwind = s;
   }
@@ -85,6 +92,16 @@ static struct hl_unwind_state *state_of(struct hl_buffer *b) {
     s->generation = generation;
   }
   return s;
+}
+
+struct hl_unwind_scratch *hl_unwind_scratch(struct hl_buffer *b) {
+  struct hl_unwind_state *s = state_of(b);
+  return s ? &s->scratch : NULL;
+}
+
+struct hl_unwind_scratch *hl_unwind_scratch_made(struct hl_buffer *b) {
+  struct hl_unwind_state *s = b->unwind;
+  return s ? &s->scratch : NULL;
 }
 
 // The rule for the frame that returns to `pc`: the call is the instruction before it.
@@ -128,7 +145,7 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
   if (!s || !stack_bounds(slot)) return -1;
   s->reused = 0;
   uintptr_t lo = slot, hi = hl_stack.hi;
-  uintptr_t slots[HL_WALK_MAX];
+  uintptr_t *slots = s->scratch.slots;
   if (max > HL_WALK_MAX) max = HL_WALK_MAX;
   uint32_t j = 0;  // the previous stack's first frame whose slot is not below this one's
   int n = 0, complete = 1, rbx_known = 1;
@@ -218,4 +235,31 @@ __asm__(
     "  jmp hl_unwind_walk\n"
     "  .cfi_endproc\n"
     ".size hl_unwind_fast, .-hl_unwind_fast\n"
+    ".previous\n");
+
+// hl_on_stack: the stack pointer moves to `top`, rbp keeps the caller's frame, and the CFI says
+// so, so that libunwind walks from the new stack back to the caller's. In the shim's section:
+// a stack taken on the new stack drops it with the shim's other frames.
+__asm__(
+    ".section hl_text,\"ax\",@progbits\n"
+    ".globl hl_on_stack\n"
+    ".hidden hl_on_stack\n"
+    ".type hl_on_stack, @function\n"
+    "hl_on_stack:\n"
+    "  .cfi_startproc\n"
+    "  push %rbp\n"
+    "  .cfi_adjust_cfa_offset 8\n"
+    "  .cfi_rel_offset %rbp, 0\n"
+    "  mov %rsp, %rbp\n"
+    "  .cfi_def_cfa_register %rbp\n"
+    "  mov %rdx, %rsp\n"
+    "  mov %rdi, %rax\n"
+    "  mov %rsi, %rdi\n"
+    "  call *%rax\n"
+    "  mov %rbp, %rsp\n"
+    "  pop %rbp\n"
+    "  .cfi_def_cfa %rsp, 8\n"
+    "  ret\n"
+    "  .cfi_endproc\n"
+    ".size hl_on_stack, .-hl_on_stack\n"
     ".previous\n");

@@ -3,9 +3,31 @@
 #ifndef HEAPLINE_UNWIND_H
 #define HEAPLINE_UNWIND_H
 
+#include <libunwind.h>
 #include <stdint.h>
 
 #include "internal.h"
+
+enum { HL_WALK_MAX = HL_MAX_DEPTH + 8 };
+
+// What taking a stack works in, kept with the buffer's unwinder state rather than on the
+// program's stack: a signal handler on an alternate stack of SIGSTKSZ (8 KiB) that allocates
+// has about 5 KiB left once the kernel's signal frame is in, and these arrays are 6 KiB, and
+// libunwind takes 4.5 KiB more. The arrays belong to the thread that holds the buffer;
+// libunwind's context, cursor and stack to whoever raised hl_tls.unwinding, which a signal
+// handler finds raised and then leaves libunwind alone.
+struct hl_unwind_scratch {
+  void *pcs[HL_WALK_MAX], *fast[HL_WALK_MAX];
+  uintptr_t slots[HL_WALK_MAX];
+  unw_context_t context;
+  unw_cursor_t cursor;
+  void *stack_top;  // of the stack libunwind runs on
+};
+// The buffer's scratch, made with its unwinder state when there is none; NULL when it could not
+// be mapped. The holder of the buffer only.
+struct hl_unwind_scratch *hl_unwind_scratch(struct hl_buffer *b);
+// The buffer's scratch if it was made already: for a signal handler, which must not make it.
+struct hl_unwind_scratch *hl_unwind_scratch_made(struct hl_buffer *b);
 
 // How to step from a frame to its caller on x86-64, compiled from the CFI that covers a pc: the
 // CFA is rsp, rbp or rbx plus `cfa_offset`, the return address lies at CFA - 8, and rbp and rbx
@@ -47,7 +69,7 @@ int hl_unwind_reused(struct hl_buffer *b);
 // libunwind's own walk of the caller's stack, step by step (stacks.c): what the table leaves to
 // it, the check's reference, and the stacks that signal handlers take (events.c). It raises
 // hl_tls.unwinding meanwhile: libunwind must not be entered again from a signal handler.
-int hl_libunwind_steps(void **pcs, int max);
+int hl_libunwind_steps(struct hl_unwind_scratch *w, void **pcs, int max);
 
 // A module was unloaded: every cached rule may name code that is gone.
 void hl_unwind_forget_rules(void);

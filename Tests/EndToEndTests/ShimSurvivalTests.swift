@@ -70,6 +70,43 @@ import Testing
     #expect(marks + reported + released + refused == hits + hits + hits / 2)
   }
 
+  @Test func aHandlerThatAllocatesOnAnEightKilobyteAlternateStackRunsAndIsRecorded() throws {
+    // Given a handler on an 8 KiB alternate stack from malloc that makes a block of 1,111
+    // bytes, 3 of 777 zeroed, grows those to 4,444 and frees the first, five times
+    // (Fixtures/altstack.c). The kernel's signal frame takes about 3 KiB of it; the previous
+    // shim took 11 KiB more (its stack arrays, libunwind's walk through the signal frame, and
+    // the dynamic linker binding the shim's own calls on first use) and the program crashed
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("altstack", in: dir)
+    let trace = dir.appendingPathComponent("altstack.trace")
+    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace.path, "--", program, "5"])
+    // Then it runs to its end
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "handled 5\n")
+    // And each of the handler's blocks is in the trace, freed
+    var made: [UInt64: Int] = [:], live: Set<AllocID> = []
+    var events = try TraceReader(path: trace.path).events()
+    while let event = try events.next() {
+      switch event {
+      case .alloc(let block) where [1111, 2331, 4444].contains(block.size):
+        made[block.size, default: 0] += 1
+        live.insert(block.id)
+      case .free(let free): live.remove(free.id)
+      default: break
+      }
+    }
+    #expect(made == [1111: 5, 2331: 5, 4444: 5])
+    #expect(live.isEmpty)
+    // With its stack: the handler, called through the signal frame from raise in main
+    let report = try Harness.heapline(["report", trace.path, "--top", "50"])
+    #expect(report.status == 0)
+    let lines = report.stdout.split(separator: "\n")
+    for (frame, line) in [("#0 handler", 16), ("#0 handler", 17), ("#0 handler", 18), ("main", 31)] {
+      #expect(lines.contains { $0.contains("\(frame)  ") && $0.hasSuffix("altstack.c:\(line)  (altstack)") },
+              "no \(frame) at line \(line)")
+    }
+  }
+
   @Test func aFullDiskStopsTheRecordingButNotTheProgram() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("fulldisk", in: dir)
