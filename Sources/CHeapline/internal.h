@@ -307,6 +307,7 @@ struct hl_entry {
 };
 // Unwinds the caller (from `at`, or from here when NULL) and returns its stack id.
 uint32_t hl_capture_stack(struct hl_buffer *b, const struct hl_entry *at);
+void hl_unwind_forget_stacks(struct hl_buffer *b);  // a new recording numbers its stacks anew
 uint32_t hl_intern_pcs(struct hl_buffer *b, void *const *pcs, uint32_t n);
 void hl_stacks_init(void);
 void hl_stacks_reset(void);

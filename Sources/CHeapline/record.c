@@ -39,6 +39,7 @@ void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
   b->cache_depth = b->cache_unwound = 0;
   b->counts = NULL;
   memset(b->nodes, 0, sizeof b->nodes);  // ids belong to the trace they were made for
+  hl_unwind_forget_stacks(b);
   // Without the bitmap every ALLOC defines its info again: bigger, never wrong.
   if (!b->defined) b->defined = hl_map(HL_INFO_BITMAP_BYTES);
   hl_buffer_forget_infos(b);

@@ -242,9 +242,12 @@ HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b, const struct hl_entry *at
   struct hl_unwind_scratch *w = hl_unwind_scratch(b);
   if (HL_UNLIKELY(!w)) return hl_intern_frames(b, NULL, 0, -1);  // no memory to take it in
   void **pcs = w->pcs;
-  int skip, depth, known = -1, max = (int)hl_depth + 8;
+  int skip, depth, known = -1, max = (int)hl_depth + 8, n;
+  uint32_t id;
   void **into = HL_UNLIKELY(hl_unwind_verify) ? w->fast : pcs;  // the check keeps libunwind's in pcs
-  int n = at ? hl_unwind_from(b, into, max, at) : hl_unwind_fast(b, into, max);
+  int remembered = at ? hl_unwind_memo_find(b, at, &id, hl_unwind_verify ? into : NULL) : -1;
+  if (remembered >= 0 && !hl_unwind_verify) return id;
+  n = remembered >= 0 ? remembered : at ? hl_unwind_from(b, into, max, at) : hl_unwind_fast(b, into, max);
   if (HL_UNLIKELY(hl_unwind_verify)) {
     depth = hl_verified(w, n, &skip);
     b->cache_unwound = 0;
@@ -259,8 +262,13 @@ HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b, const struct hl_entry *at
       if (known > (int)b->cache_depth) known = -1;
     }
     b->cache_unwound = (uint32_t)whole;
+    id = hl_intern_frames(b, pcs + skip, depth, known);
+    if (at && unwound && skip == 0) hl_unwind_memo_keep(b, at, depth, id);
+    return id;
   }
-  return hl_intern_frames(b, pcs + skip, depth, known);
+  id = hl_intern_frames(b, pcs + skip, depth, known);
+  if (at && n >= 0 && remembered < 0) hl_unwind_memo_keep(b, at, depth, id);
+  return id;
 }
 
 // One line on stderr: how many stacks libunwind checked, how many the table had to leave to it,

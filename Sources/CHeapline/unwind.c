@@ -23,12 +23,26 @@ struct hl_rule_entry {
 // libunwind's stack (stacks.c): it takes about 4.5 KiB of stack to walk through a signal frame,
 // which a handler on a SIGSTKSZ alternate stack does not have. The first page is a guard.
 enum { HL_LIBUNWIND_STACK = 32 * 1024 };
+
+// A stack taken before, whole, found again from where it starts (memo_find).
+enum { HL_MEMO_SETS = 8, HL_MEMO_WAYS = 4, HL_MEMO_DEPTH = HL_DEFAULT_DEPTH,
+       HL_RULE_CFA_REGS = HL_RULE_CFA_RBP | HL_RULE_CFA_RBX };
+struct hl_memo {
+  uint32_t depth, id;  // depth 0: empty
+  uint32_t uses;       // HL_RULE_CFA_RBP, HL_RULE_CFA_RBX: the walk took a CFA from rbp, rbx
+  uintptr_t rbp, rbx;  // their values at entry
+  uintptr_t slot[HL_MEMO_DEPTH], pc[HL_MEMO_DEPTH];
+};
+
 struct hl_unwind_state {
   _Alignas(4096) char libunwind_stack[HL_LIBUNWIND_STACK];
   uint32_t generation;  // of hl_rules_generation when the rules were made
   uint32_t prev_depth;  // 0: no previous stack to reuse
   uint32_t prev_complete;  // it ended at the outermost frame, not at the depth limit
   uint32_t reused;  // frames at the end of the last walk that are the previous stack's last
+  uint32_t prev_uses;  // HL_RULE_CFA_REGS that the previous stack's walk took a CFA from
+  struct hl_memo memo[HL_MEMO_SETS][HL_MEMO_WAYS];
+  uint8_t memo_next[HL_MEMO_SETS];  // the way a set's next stack replaces
   uintptr_t prev_pcs[HL_WALK_MAX];
   uintptr_t prev_slots[HL_WALK_MAX];  // where each return address was read
   struct hl_unwind_scratch scratch;
@@ -89,6 +103,7 @@ static struct hl_unwind_state *state_of(struct hl_buffer *b) {
   if (HL_UNLIKELY(s->generation != generation)) {
     memset(s->rules, 0, sizeof s->rules);
     s->prev_depth = 0;
+    memset(s->memo, 0, sizeof s->memo);
     s->generation = generation;
   }
   return s;
@@ -149,6 +164,7 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
   if (max > HL_WALK_MAX) max = HL_WALK_MAX;
   uint32_t j = 0;  // the previous stack's first frame whose slot is not below this one's
   int n = 0, complete = 1, rbx_known = 1;
+  uint32_t uses = 0;
   int in_place = 0;  // frames from here on are the previous stack's, at the same places
   uintptr_t pc = *(const uintptr_t *)slot;
   while (n < max) {
@@ -168,12 +184,14 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
         memcpy(slots + n, s->prev_slots + j + 1, (size_t)more * sizeof *slots);
         n += more;
         s->reused = (uint32_t)more;
+        uses |= s->prev_uses;  // the frames it ran through, or more: never fewer
         goto done;
       }
     }
     const struct hl_unwind_rule *r = rule_for(s, pc);
     if (!(r->flags & HL_RULE_OK)) return -1;
     if (r->flags & HL_RULE_LAST) goto done;
+    uses |= r->flags & HL_RULE_CFA_REGS;
     uintptr_t base = slot + 8;
     if (r->flags & HL_RULE_CFA_RBP) base = rbp;
     if (r->flags & HL_RULE_CFA_RBX) {
@@ -201,12 +219,74 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
 done:
   s->prev_depth = (uint32_t)n;
   s->prev_complete = (uint32_t)complete;
+  s->prev_uses = uses;
   // A stack of the same depth where it met the previous one (a loop's next call) has the rest
   // of it in place already: only the frames walked are copied.
   int changed = in_place ? in_place : n;
   for (int k = 0; k < changed; k++) s->prev_pcs[k] = (uintptr_t)pcs[k];
   memcpy(s->prev_slots, slots, (size_t)changed * sizeof *slots);
   return n;
+}
+
+// The stacks a program allocates from in a loop take turns (a Swift churn's three classes, the
+// dozen places an interpreter's loop allocates from), so the previous stack alone is seldom the
+// next one. A thread keeps the last few whole, by where they start (the entry's stack pointer
+// and return address): found there again, with every return address of it still in its slot
+// (and rbp and rbx as they were, when the walk took a CFA from them), the stack is the same,
+// by the rule the walk itself follows where it meets the previous stack (reusable), and its id
+// is known without a walk or a lookup.
+static inline uint32_t memo_set(uintptr_t slot, uintptr_t pc) {
+  return (uint32_t)(((slot ^ pc) * 0x9E3779B97F4A7C15ull) >> 61);
+}
+
+// Stacks from one call of malloc take turns (a Swift class's allocation always comes from
+// swift_slowAlloc at the same depth), so a set holds several, each looked at until its first
+// frame that differs.
+HL_HOOK int hl_unwind_memo_find(struct hl_buffer *b, const struct hl_entry *at, uint32_t *id,
+                                void **pcs) {
+  struct hl_unwind_state *s = state_of(b);
+  if (!s || !stack_bounds(at->sp)) return -1;
+  uintptr_t pc = *(const uintptr_t *)at->sp;
+  const struct hl_memo *set = s->memo[memo_set(at->sp, pc)];
+  for (int way = 0; way < HL_MEMO_WAYS; way++) {
+    const struct hl_memo *m = &set[way];
+    uint32_t depth = m->depth, k = 1;
+    if (!depth || m->slot[0] != at->sp || m->pc[0] != pc) continue;
+    if (((m->uses & HL_RULE_CFA_RBP) && m->rbp != at->rbp) ||
+        ((m->uses & HL_RULE_CFA_RBX) && m->rbx != at->rbx) || m->slot[depth - 1] > hl_stack.hi - 8)
+      continue;
+    while (k < depth && *(const uintptr_t *)m->slot[k] == m->pc[k]) k++;
+    if (k < depth) continue;
+    if (pcs)
+      for (k = 0; k < depth; k++) pcs[k] = (void *)m->pc[k];
+    *id = m->id;
+    return (int)depth;
+  }
+  return -1;
+}
+
+// After a walk from `at` whose first `depth` frames made stack `id`.
+HL_HOOK void hl_unwind_memo_keep(struct hl_buffer *b, const struct hl_entry *at, int depth,
+                                 uint32_t id) {
+  struct hl_unwind_state *s = b->unwind;
+  if (!s || depth <= 0 || depth > HL_MEMO_DEPTH || s->prev_depth < (uint32_t)depth ||
+      s->prev_slots[0] != at->sp)
+    return;
+  uint32_t set = memo_set(at->sp, s->prev_pcs[0]);
+  struct hl_memo *m = &s->memo[set][s->memo_next[set]++ % HL_MEMO_WAYS];
+  m->depth = (uint32_t)depth;
+  m->id = id;
+  m->uses = s->prev_uses;
+  m->rbp = at->rbp;
+  m->rbx = at->rbx;
+  memcpy(m->slot, s->prev_slots, (size_t)depth * sizeof *m->slot);
+  memcpy(m->pc, s->prev_pcs, (size_t)depth * sizeof *m->pc);
+}
+
+// A new recording numbers its stacks anew.
+void hl_unwind_forget_stacks(struct hl_buffer *b) {
+  struct hl_unwind_state *s = b->unwind;
+  if (s) memset(s->memo, 0, sizeof s->memo);
 }
 
 HL_HOOK int hl_unwind_from(struct hl_buffer *b, void **pcs, int max, const struct hl_entry *at) {

@@ -62,6 +62,11 @@ int hl_unwind_fast(struct hl_buffer *b, void **pcs, int max);
 // The same from where the program entered an allocating wrapper: its return address first,
 // without the shim's frames.
 int hl_unwind_from(struct hl_buffer *b, void **pcs, int max, const struct hl_entry *at);
+// A stack taken from `at` before and unchanged since: its depth, with its id in `id` (and its
+// frames in `pcs` when not NULL); -1 when there is none.
+int hl_unwind_memo_find(struct hl_buffer *b, const struct hl_entry *at, uint32_t *id, void **pcs);
+// Keeps the stack that hl_unwind_from just walked from `at`, whose first `depth` frames are `id`.
+void hl_unwind_memo_keep(struct hl_buffer *b, const struct hl_entry *at, int depth, uint32_t id);
 // How many frames at the end of the stack that hl_unwind_fast gave last are the previous one's
 // last frames, in place: the stack trie knows their nodes already.
 int hl_unwind_reused(struct hl_buffer *b);

@@ -92,6 +92,28 @@ import Testing
     #expect(check == Check(stacks: 1003, leftToLibunwind: 0, differed: 0))
   }
 
+  @Test(arguments: [["-O0"], ["-O2", "-fomit-frame-pointer"]])
+  func stacksThatTakeTurnsAtOneMallocAreEachTheirOwn(flags: [String]) throws {
+    // Given three paths that take turns to reach one malloc at the same depth and stack pointer,
+    // and differ only three frames out from it, 1,000 blocks of 40 B each (Fixtures/turns.c:
+    // the shim keeps the last stacks taken from each place, and must tell these apart by all of
+    // their frames)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("turns", in: dir, flags: flags)
+    let (result, check, stats) = try Self.record([program, "1000"])
+    #expect(result.status == 0)
+    #expect(stats.totals.allocationCount == 3000)
+    #expect(check == Check(stacks: 3000, leftToLibunwind: 0, differed: 0))
+    // And recorded without the check, each path has its own 1,000 blocks
+    let trace = dir.appendingPathComponent("turns.trace").path
+    let recorded = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program, "1000"])
+    #expect(recorded.status == 0)
+    let folded = try Harness.heapline(["export", "--format", "folded", "--weight", "allocated", trace])
+    #expect(folded.stdout.split(separator: "\n").sorted() == [
+      "main;outer1;mid;get 40000", "main;outer2;mid;get 40000", "main;outer3;mid;get 40000",
+    ])
+  }
+
   @Test func fourThreadsUnwindAlike() throws {
     // Given four threads of 10,000 blocks each, and pthread_create's one block per thread
     let program = try Harness.fixture("threads", in: try Harness.temporaryDirectory())
