@@ -136,10 +136,24 @@ static int hl_owns_malloc(void) {
   return atomic_load(&hl_probe_seen) || !process_malloc;
 }
 
+// The preload library whose hooks the process never calls, in the program `heapline record`
+// started: it tells the recorder why there is no trace (another copy of the shim that records
+// has said so first, and is left alone).
+static void note_foreign_malloc(void) {
+#ifdef HL_PRELOAD
+  hl_options_load();
+  const char *path = hl_option("HEAPLINE_OUTPUT");
+  if (path && *path &&
+      hl_option_long("HEAPLINE_RECORDER_PID", getppid(), 1, 1L << 30) == getppid())
+    hl_shared_note_foreign_malloc(hl_option("HEAPLINE_SHARED"));
+#endif
+}
+
 __attribute__((constructor)) static void hl_constructor(void) {
   // Still uninitialized here means no malloc has reached this copy's hooks: see if another has.
   if (atomic_load(&hl_state) == HL_UNINIT && !hl_owns_malloc()) {
     atomic_store(&hl_state, HL_OFF);
+    note_foreign_malloc();
     return;
   }
   hl_lazy_init();

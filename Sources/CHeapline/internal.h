@@ -264,6 +264,7 @@ struct hl_shared_header {
 };
 extern struct hl_shared_header *hl_shared;  // never NULL once a recording has begun
 void hl_shared_attach(const char *path);   // the recorder's memory, or private memory
+void hl_shared_note_foreign_malloc(const char *path);  // the program's malloc is its own
 void hl_shared_begin(void);                 // a new recording
 struct hl_buffer *hl_shared_new_buffer(void);  // a fresh buffer; NULL when out of memory
 void hl_shared_drop_buffer(struct hl_buffer *b);  // unmaps one

@@ -70,6 +70,20 @@ void hl_shared_attach(const char *path) {
   hl_mapped = hl_shared = h;
 }
 
+// For `heapline record`, when the process's malloc is not this library's and no other copy of
+// the shim has started recording: the program brings an allocator of its own (defined in it, or
+// linked in statically), which the preload library cannot wrap. The recorder finds this magic in
+// place of a recording's and says so, rather than guessing at a static or setuid program.
+void hl_shared_note_foreign_malloc(const char *path) {
+  if (!path || !*path || strlen(path) >= sizeof hl_shared_path || hl_mapped) return;
+  memcpy(hl_shared_path, path, strlen(path) + 1);
+  struct hl_shared_header *h = map_piece(0, HL_SHARED_HEADER_BYTES, 1);
+  hl_shared_path[0] = 0;
+  if (!h) return;
+  if (memcmp(h->magic, "HLSHARED", 8) != 0) memcpy(h->magic, "HLOWNMAL", 8);
+  munmap(h, HL_SHARED_HEADER_BYTES);
+}
+
 void hl_shared_begin(void) {
   // What earlier programs of this process (before an exec) moved aside stays known.
   uint32_t execs = hl_shared->execs, first = hl_shared->exec_first, last = hl_shared->exec_last;

@@ -61,6 +61,12 @@ package final class SharedBuffers {
     return header == Layout.magic
   }
 
+  /// Whether the shim loaded but found that the program's malloc is not its own: the program
+  /// defines the allocator itself, or links one in statically.
+  package var programHasOwnMalloc: Bool {
+    read(at: 0, count: 8) == Layout.ownMallocMagic
+  }
+
   /// The traces that programs before an `exec` left: how many, and the numbers N of the first
   /// and the last `PATH.N`; `nil` when the program never ran `exec`.
   package var execTraces: (count: UInt32, first: UInt32, last: UInt32)? {
@@ -222,6 +228,7 @@ package final class SharedBuffers {
 
   private enum Layout {
     static let magic = Array("HLSHARED".utf8)
+    static let ownMallocMagic = Array("HLOWNMAL".utf8)
     static let version: UInt32 = 2
     static let headerReadBytes = 156
     static let recording: UInt32 = 1

@@ -175,7 +175,13 @@ extension HeaplineCommand {
         CLIOutput.warning(
           "the trace was recorded, but '\(path)' is no longer there: the program moved or "
             + "removed it")
+      } else if shared.programHasOwnMalloc {
+        destination.discardIfUnused()
+        CLIOutput.warning(
+          "'\(program)' has a malloc of its own (defined in it, or an allocator linked in "
+            + "statically), which the preload library cannot wrap: no trace was written")
       } else {
+        destination.discardIfUnused()
         CLIOutput.warning(
           "'\(program)' did not load the preload library (a static or setuid program?): "
             + "no trace was written")

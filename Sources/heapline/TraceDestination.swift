@@ -76,7 +76,7 @@ struct TraceDestination {
     "trace written to \(path)" + (replaced.map { " (it replaced \($0))" } ?? "")
   }
 
-  /// Removes the file made for a program that never ran.
+  /// Removes the file made for a program that never ran, or ran without writing it.
   func discardIfUnused() {
     if before == nil && !wasWritten { unlink(path) }
   }

@@ -44,6 +44,32 @@ import Testing
     #expect(big.totalBytes == 5 * 3_000_001)
   }
 
+  @Test func aProgramWithAMallocOfItsOwnIsSaidToHaveOneAndLeavesNoEmptyTrace() throws {
+    // Given a program that defines malloc, free, calloc and realloc itself
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("ownmalloc", in: dir)
+    let trace = dir.appendingPathComponent("own.trace").path
+    let result = try Harness.heapline(["record", "-o", trace, "--", program])
+    // Then it runs as it does untraced, and heapline says why there is no trace (before, it
+    // guessed at a static or setuid program, and left an empty file that no command could read)
+    #expect(result.status == 0)
+    #expect(result.stdout == "done\n")
+    #expect(result.stderr.contains("'\(program)' has a malloc of its own"), "\(result.stderr)")
+    #expect(!result.stderr.contains("did not load the preload library"))
+    #expect(!FileManager.default.fileExists(atPath: trace))
+  }
+
+  @Test func aStaticProgramIsSaidNotToLoadThePreloadLibraryAndLeavesNoEmptyTrace() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("ownmalloc", in: dir, flags: ["-static"])
+    let trace = dir.appendingPathComponent("static.trace").path
+    let result = try Harness.heapline(["record", "-o", trace, "--", program])
+    #expect(result.status == 0)
+    #expect(result.stdout == "done\n")
+    #expect(result.stderr.contains("'\(program)' did not load the preload library"), "\(result.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: trace))
+  }
+
   @Test func sqlite3OutputPassesThroughUnchanged() throws {
     let dir = try Harness.temporaryDirectory()
     let trace = dir.appendingPathComponent("sqlite.trace")
