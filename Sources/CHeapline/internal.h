@@ -263,6 +263,8 @@ struct hl_shared_header {
   uint32_t side_offset;  // of a buffer's side section, as data_offset is of its events
 };
 extern struct hl_shared_header *hl_shared;  // never NULL once a recording has begun
+struct dl_phdr_info;
+int hl_is_preload_library(const struct dl_phdr_info *info);  // modules.c
 void hl_shared_attach(const char *path);   // the recorder's memory, or private memory
 void hl_shared_note_foreign_malloc(const char *path);  // the program's malloc is its own
 void hl_shared_begin(void);                 // a new recording

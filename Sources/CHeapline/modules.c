@@ -37,12 +37,13 @@ static size_t build_id(const struct dl_phdr_info *info, const uint8_t **out) {
   return 0;
 }
 
-// Whether `info` is the preload library itself: its frames are dropped from every stack, so
-// no frame names it. (Built into a program that records itself, the shim is that program's
-// code, whose module every trace needs.)
-static int is_preload_library(const struct dl_phdr_info *info) {
+// Whether `info` is the preload library itself, whatever its file is called (HEAPLINE_PRELOAD
+// may name any copy): its frames are dropped from every stack, so no frame names it, and its
+// data is the shim's, no root of the leak scan. (Built into a program that records itself, the
+// shim is that program's code, whose module every trace needs.)
+int hl_is_preload_library(const struct dl_phdr_info *info) {
 #ifdef HL_PRELOAD
-  uintptr_t self = (uintptr_t)&is_preload_library;
+  uintptr_t self = (uintptr_t)&hl_is_preload_library;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     uintptr_t start = info->dlpi_addr + ph->p_vaddr;
@@ -58,7 +59,7 @@ static int emit_module(struct dl_phdr_info *info, size_t size, void *arg) {
   struct hl_walk *w = arg;
   if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
     w->generation = info->dlpi_adds + info->dlpi_subs;
-  if (is_preload_library(info)) {
+  if (hl_is_preload_library(info)) {
     w->first = 0;
     return 0;
   }

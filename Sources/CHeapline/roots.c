@@ -64,7 +64,10 @@ void hl_roots_init(void) {
 static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
   struct hl_modules *m = arg;
   const char *name = info->dlpi_name ? info->dlpi_name : "";
-  int shim = strstr(name, "libheapline-preload") != NULL;
+  // The shim's own data holds what it copied from the program (a signal mask with stale bytes
+  // held a block's address): not a root. Found by its code, since HEAPLINE_PRELOAD may name a
+  // copy of the library by any name.
+  int shim = hl_is_preload_library(info) || strstr(name, "libheapline-preload") != NULL;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD) continue;

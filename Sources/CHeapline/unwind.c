@@ -24,14 +24,17 @@ struct hl_rule_entry {
 // which a handler on a SIGSTKSZ alternate stack does not have. The first page is a guard.
 enum { HL_LIBUNWIND_STACK = 32 * 1024 };
 
-// A stack taken before, whole, found again from where it starts (memo_find).
-enum { HL_MEMO_SETS = 8, HL_MEMO_WAYS = 4, HL_MEMO_DEPTH = HL_DEFAULT_DEPTH,
-       HL_RULE_CFA_REGS = HL_RULE_CFA_RBP | HL_RULE_CFA_RBX };
+// A stack taken before, whole, found again from where it starts (hl_unwind_memo_find): the
+// words its walk read (return addresses first, then saved registers) with their values, and
+// which of the entry's registers it took a frame's address from.
+enum { HL_MEMO_SETS = 8, HL_MEMO_WAYS = 4, HL_MEMO_DEPTH = HL_DEFAULT_DEPTH, HL_MEMO_READS = 112,
+       HL_RULE_KEPT = HL_RULE_CFA_RBP | HL_RULE_CFA_RBX | HL_RULE_RBP_SAVED | HL_RULE_RBX_SAVED |
+                      HL_RULE_RBX_LOST };
 struct hl_memo {
   uint32_t depth, id;  // depth 0: empty
-  uint32_t uses;       // HL_RULE_CFA_RBP, HL_RULE_CFA_RBX: the walk took a CFA from rbp, rbx
-  uintptr_t rbp, rbx;  // their values at entry
-  uintptr_t slot[HL_MEMO_DEPTH], pc[HL_MEMO_DEPTH];
+  uint32_t uses, reads;  // HL_RULE_CFA_RBP, _CFA_RBX of the entry's registers; words to check
+  uintptr_t slot0, pc0, rbp, rbx, top;  // top: the highest word read
+  uintptr_t at[HL_MEMO_READS], value[HL_MEMO_READS];
 };
 
 struct hl_unwind_state {
@@ -40,11 +43,11 @@ struct hl_unwind_state {
   uint32_t prev_depth;  // 0: no previous stack to reuse
   uint32_t prev_complete;  // it ended at the outermost frame, not at the depth limit
   uint32_t reused;  // frames at the end of the last walk that are the previous stack's last
-  uint32_t prev_uses;  // HL_RULE_CFA_REGS that the previous stack's walk took a CFA from
   struct hl_memo memo[HL_MEMO_SETS][HL_MEMO_WAYS];
   uint8_t memo_next[HL_MEMO_SETS];  // the way a set's next stack replaces
   uintptr_t prev_pcs[HL_WALK_MAX];
   uintptr_t prev_slots[HL_WALK_MAX];  // where each return address was read
+  struct hl_frame_regs prev_regs[HL_WALK_MAX];
   struct hl_unwind_scratch scratch;
   struct hl_rule_entry rules[HL_RULES];
 };
@@ -133,22 +136,55 @@ static inline int readable(uintptr_t at, uintptr_t lo, uintptr_t hi) {
   return at >= lo && at <= hi - 8 && !(at & 7);
 }
 
-// How many frames of the previous stack lie beyond its frame `j`, when every one of their return
-// addresses is still in its slot; -1 otherwise. `have` frames are unwound already, up to and
+// Whether frames `from` to `to` - 1 of a recorded walk would be walked alike from the same
+// place now, with `rbp` and `rbx` in the registers: every return address it read past `from`
+// is unchanged, and so is every value it took a frame's address from: a register as it was at
+// `from`, or the saved register it was read from. (Return addresses alone did not do: a frame
+// that uses alloca can put the same frames at the same places under another caller, whose
+// saved rbp differs while the old return addresses still lie untouched in its new area.) Saved
+// registers that no frame's address came from are not compared: they hold the callers' loop
+// counters and pointers, which change from one call to the next. The last frame's rule made
+// no frame of these, and is not checked.
+struct hl_reg_source {
+  uintptr_t at, want;  // where the register's value was read (0: it is the one it had at `from`)
+};
+
+static inline int source_holds(const struct hl_reg_source *r, uintptr_t now) {
+  return r->at ? *(const uintptr_t *)r->at == r->want : now == r->want;
+}
+
+static int walks_alike(const uintptr_t *slots, const uintptr_t *pcs,
+                       const struct hl_frame_regs *regs, uint32_t from, uint32_t to,
+                       uintptr_t rbp, uintptr_t rbx) {
+  struct hl_reg_source bp = {0, regs[from].rbp_in}, bx = {0, regs[from].rbx_in};
+  for (uint32_t k = from; k < to; k++) {
+    if (k > from && *(const uintptr_t *)slots[k] != pcs[k]) return 0;
+    if (k + 1 == to) break;
+    uint32_t f = regs[k].flags;
+    if (((f & HL_RULE_CFA_RBP) && !source_holds(&bp, rbp)) ||
+        ((f & HL_RULE_CFA_RBX) && !source_holds(&bx, rbx)))
+      return 0;
+    if (f & HL_RULE_RBP_SAVED) bp = (struct hl_reg_source){regs[k].rbp_slot, regs[k + 1].rbp_in};
+    if (f & HL_RULE_RBX_SAVED) bx = (struct hl_reg_source){regs[k].rbx_slot, regs[k + 1].rbx_in};
+  }
+  return 1;
+}
+
+// How many frames of the previous stack lie beyond its frame `j`, when the walk from `j` would
+// find them again (walks_alike); -1 otherwise. `have` frames are unwound already, up to and
 // including the one that matched `j`. A previous stack cut at the depth limit reaches the limit
 // again only when this one is at least as deep where they meet.
 // A stack's slots rise strictly from its innermost frame out (the walk never steps to a CFA
-// at or below the slot it left), and each was readable when it was found: so when the first
-// and the last lie within the stack now, all of them do, and the loop only compares.
+// at or below the slot it left), and the words it read lie among them: so when the first and
+// the last slot lie within the stack now, all of them do, and the check only compares.
 static int reusable(const struct hl_unwind_state *s, uint32_t j, int have, uintptr_t lo,
-                    uintptr_t hi) {
+                    uintptr_t hi, uintptr_t rbp, uintptr_t rbx) {
   if (!s->prev_complete && have <= (int)j) return -1;
   uint32_t depth = s->prev_depth;
   if (j + 1 >= depth) return 0;
   if (!readable(s->prev_slots[j + 1], lo, hi) || !readable(s->prev_slots[depth - 1], lo, hi))
     return -1;
-  for (uint32_t k = j + 1; k < depth; k++)
-    if (*(const uintptr_t *)s->prev_slots[k] != s->prev_pcs[k]) return -1;
+  if (!walks_alike(s->prev_slots, s->prev_pcs, s->prev_regs, j, depth, rbp, rbx)) return -1;
   return (int)(depth - j - 1);
 }
 
@@ -161,18 +197,19 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
   s->reused = 0;
   uintptr_t lo = slot, hi = hl_stack.hi;
   uintptr_t *slots = s->scratch.slots;
+  struct hl_frame_regs *regs = s->scratch.regs;
   if (max > HL_WALK_MAX) max = HL_WALK_MAX;
   uint32_t j = 0;  // the previous stack's first frame whose slot is not below this one's
   int n = 0, complete = 1, rbx_known = 1;
-  uint32_t uses = 0;
   int in_place = 0;  // frames from here on are the previous stack's, at the same places
   uintptr_t pc = *(const uintptr_t *)slot;
   while (n < max) {
     pcs[n] = (void *)pc;
+    regs[n] = (struct hl_frame_regs){.rbp_in = rbp, .rbx_in = rbx};
     slots[n++] = slot;
     while (j < s->prev_depth && s->prev_slots[j] < slot) j++;
     if (j < s->prev_depth && s->prev_slots[j] == slot && s->prev_pcs[j] == pc) {
-      int more = reusable(s, j, n, lo, hi);
+      int more = reusable(s, j, n, lo, hi, rbp, rbx);
       if (more >= 0) {
         complete = s->prev_complete && n + more <= max;
         if (n + more > max) more = max - n;
@@ -182,16 +219,20 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
         // pass for live ones in a leak scan of a thread that later parks over them.
         memcpy(pcs + n, s->prev_pcs + j + 1, (size_t)more * sizeof *pcs);
         memcpy(slots + n, s->prev_slots + j + 1, (size_t)more * sizeof *slots);
+        regs[n - 1].flags = s->prev_regs[j].flags;  // frame j's rule, with this walk's registers
+        regs[n - 1].rbp_slot = s->prev_regs[j].rbp_slot;
+        regs[n - 1].rbx_slot = s->prev_regs[j].rbx_slot;
+        memcpy(regs + n, s->prev_regs + j + 1, (size_t)more * sizeof *regs);
         n += more;
         s->reused = (uint32_t)more;
-        uses |= s->prev_uses;  // the frames it ran through, or more: never fewer
         goto done;
       }
     }
     const struct hl_unwind_rule *r = rule_for(s, pc);
     if (!(r->flags & HL_RULE_OK)) return -1;
     if (r->flags & HL_RULE_LAST) goto done;
-    uses |= r->flags & HL_RULE_CFA_REGS;
+    struct hl_frame_regs *used = &regs[n - 1];
+    used->flags = r->flags & HL_RULE_KEPT;
     uintptr_t base = slot + 8;
     if (r->flags & HL_RULE_CFA_RBP) base = rbp;
     if (r->flags & HL_RULE_CFA_RBX) {
@@ -204,11 +245,17 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
       uintptr_t at = cfa + (intptr_t)r->rbp_offset;
       if (!readable(at, lo, hi)) return -1;
       rbp = *(const uintptr_t *)at;
+      used->rbp_slot = at;
     }
     if (r->flags & HL_RULE_RBX_SAVED) {
       uintptr_t at = cfa + (intptr_t)r->rbx_offset;
-      if (readable(at, lo, hi)) rbx = *(const uintptr_t *)at;
-      else rbx_known = 0;
+      if (readable(at, lo, hi)) {
+        rbx = *(const uintptr_t *)at;
+        used->rbx_slot = at;
+      } else {
+        rbx_known = 0;
+        used->flags = (used->flags & ~(uint32_t)HL_RULE_RBX_SAVED) | HL_RULE_RBX_LOST;
+      }
     }
     if (r->flags & HL_RULE_RBX_LOST) rbx_known = 0;
     slot = cfa - 8;
@@ -219,21 +266,21 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
 done:
   s->prev_depth = (uint32_t)n;
   s->prev_complete = (uint32_t)complete;
-  s->prev_uses = uses;
   // A stack of the same depth where it met the previous one (a loop's next call) has the rest
   // of it in place already: only the frames walked are copied.
   int changed = in_place ? in_place : n;
   for (int k = 0; k < changed; k++) s->prev_pcs[k] = (uintptr_t)pcs[k];
   memcpy(s->prev_slots, slots, (size_t)changed * sizeof *slots);
+  memcpy(s->prev_regs, regs, (size_t)changed * sizeof *regs);
   return n;
 }
 
 // The stacks a program allocates from in a loop take turns (a Swift churn's three classes, the
 // dozen places an interpreter's loop allocates from), so the previous stack alone is seldom the
 // next one. A thread keeps the last few whole, by where they start (the entry's stack pointer
-// and return address): found there again, with every return address of it still in its slot
-// (and rbp and rbx as they were, when the walk took a CFA from them), the stack is the same,
-// by the rule the walk itself follows where it meets the previous stack (reusable), and its id
+// and return address): found there again, with every word its walk read unchanged and the
+// entry's rbp and rbx as they were where the walk took a frame's address from them, the walk
+// would find it again (the rule the walk follows where it meets the previous stack), and its id
 // is known without a walk or a lookup.
 static inline uint32_t memo_set(uintptr_t slot, uintptr_t pc) {
   return (uint32_t)(((slot ^ pc) * 0x9E3779B97F4A7C15ull) >> 61);
@@ -241,7 +288,7 @@ static inline uint32_t memo_set(uintptr_t slot, uintptr_t pc) {
 
 // Stacks from one call of malloc take turns (a Swift class's allocation always comes from
 // swift_slowAlloc at the same depth), so a set holds several, each looked at until its first
-// frame that differs.
+// word that differs.
 HL_HOOK int hl_unwind_memo_find(struct hl_buffer *b, const struct hl_entry *at, uint32_t *id,
                                 void **pcs) {
   struct hl_unwind_state *s = state_of(b);
@@ -250,22 +297,42 @@ HL_HOOK int hl_unwind_memo_find(struct hl_buffer *b, const struct hl_entry *at, 
   const struct hl_memo *set = s->memo[memo_set(at->sp, pc)];
   for (int way = 0; way < HL_MEMO_WAYS; way++) {
     const struct hl_memo *m = &set[way];
-    uint32_t depth = m->depth, k = 1;
-    if (!depth || m->slot[0] != at->sp || m->pc[0] != pc) continue;
-    if (((m->uses & HL_RULE_CFA_RBP) && m->rbp != at->rbp) ||
-        ((m->uses & HL_RULE_CFA_RBX) && m->rbx != at->rbx) || m->slot[depth - 1] > hl_stack.hi - 8)
+    uint32_t k = 0;
+    if (!m->depth || m->slot0 != at->sp || m->pc0 != pc || m->top > hl_stack.hi - 8 ||
+        ((m->uses & HL_RULE_CFA_RBP) && m->rbp != at->rbp) ||
+        ((m->uses & HL_RULE_CFA_RBX) && m->rbx != at->rbx))
       continue;
-    while (k < depth && *(const uintptr_t *)m->slot[k] == m->pc[k]) k++;
-    if (k < depth) continue;
-    if (pcs)
-      for (k = 0; k < depth; k++) pcs[k] = (void *)m->pc[k];
+    while (k < m->reads && *(const uintptr_t *)m->at[k] == m->value[k]) k++;
+    if (k < m->reads) continue;
+    if (pcs) {  // the return addresses are the first words read
+      pcs[0] = (void *)m->pc0;
+      for (k = 1; k < m->depth; k++) pcs[k] = (void *)m->value[k - 1];
+    }
     *id = m->id;
-    return (int)depth;
+    return (int)m->depth;
   }
   return -1;
 }
 
-// After a walk from `at` whose first `depth` frames made stack `id`.
+static int memo_read(struct hl_memo *m, uintptr_t at, uintptr_t value) {
+  if (m->reads == HL_MEMO_READS) return 0;
+  m->at[m->reads] = at;
+  m->value[m->reads++] = value;
+  if (at > m->top) m->top = at;
+  return 1;
+}
+
+// A frame's address came from `r` (walks_alike): the entry's register, or a saved one to check.
+static int memo_source(struct hl_memo *m, struct hl_reg_source *r, uint32_t reg) {
+  if (!r->at) {
+    m->uses |= reg;
+    return 1;
+  }
+  return memo_read(m, r->at, r->want);
+}
+
+// After a walk from `at` whose first `depth` frames made stack `id`: the words that walk read
+// to find them, as walks_alike would check them from frame 0.
 HL_HOOK void hl_unwind_memo_keep(struct hl_buffer *b, const struct hl_entry *at, int depth,
                                  uint32_t id) {
   struct hl_unwind_state *s = b->unwind;
@@ -274,13 +341,32 @@ HL_HOOK void hl_unwind_memo_keep(struct hl_buffer *b, const struct hl_entry *at,
     return;
   uint32_t set = memo_set(at->sp, s->prev_pcs[0]);
   struct hl_memo *m = &s->memo[set][s->memo_next[set]++ % HL_MEMO_WAYS];
-  m->depth = (uint32_t)depth;
-  m->id = id;
-  m->uses = s->prev_uses;
-  m->rbp = at->rbp;
-  m->rbx = at->rbx;
-  memcpy(m->slot, s->prev_slots, (size_t)depth * sizeof *m->slot);
-  memcpy(m->pc, s->prev_pcs, (size_t)depth * sizeof *m->pc);
+  *m = (struct hl_memo){.id = id, .slot0 = at->sp, .pc0 = s->prev_pcs[0], .rbp = at->rbp,
+                        .rbx = at->rbx, .top = at->sp};
+  int ok = 1;
+  for (int k = 1; k < depth && ok; k++) ok = memo_read(m, s->prev_slots[k], s->prev_pcs[k]);
+  struct hl_reg_source bp = {0, at->rbp}, bx = {0, at->rbx};
+  int bp_checked = 0, bx_checked = 0;  // the source is in the memo already
+  for (int k = 0; k + 1 < depth && ok; k++) {
+    const struct hl_frame_regs *r = &s->prev_regs[k];
+    if ((r->flags & HL_RULE_CFA_RBP) && !bp_checked) {
+      ok = memo_source(m, &bp, HL_RULE_CFA_RBP);
+      bp_checked = 1;
+    }
+    if ((r->flags & HL_RULE_CFA_RBX) && !bx_checked && ok) {
+      ok = memo_source(m, &bx, HL_RULE_CFA_RBX);
+      bx_checked = 1;
+    }
+    if (r->flags & HL_RULE_RBP_SAVED) {
+      bp = (struct hl_reg_source){r->rbp_slot, s->prev_regs[k + 1].rbp_in};
+      bp_checked = 0;
+    }
+    if (r->flags & HL_RULE_RBX_SAVED) {
+      bx = (struct hl_reg_source){r->rbx_slot, s->prev_regs[k + 1].rbx_in};
+      bx_checked = 0;
+    }
+  }
+  m->depth = ok ? (uint32_t)depth : 0;  // a stack that read too much is not kept
 }
 
 // A new recording numbers its stacks anew.
@@ -299,47 +385,3 @@ HL_HOOK int hl_unwind_reused(struct hl_buffer *b) {
   const struct hl_unwind_state *s = b->unwind;
   return s ? (int)s->reused : 0;
 }
-
-// hl_unwind_fast(b, pcs, max): the slot of the return address is the stack pointer at entry,
-// and rbp and rbx are still the caller's; a tail jump leaves the walk to return straight to it.
-__asm__(
-    ".section hl_text,\"ax\",@progbits\n"
-    ".globl hl_unwind_fast\n"
-    ".hidden hl_unwind_fast\n"
-    ".type hl_unwind_fast, @function\n"
-    "hl_unwind_fast:\n"
-    "  .cfi_startproc\n"
-    "  mov %rsp, %rcx\n"
-    "  mov %rbp, %r8\n"
-    "  mov %rbx, %r9\n"
-    "  jmp hl_unwind_walk\n"
-    "  .cfi_endproc\n"
-    ".size hl_unwind_fast, .-hl_unwind_fast\n"
-    ".previous\n");
-
-// hl_on_stack: the stack pointer moves to `top`, rbp keeps the caller's frame, and the CFI says
-// so, so that libunwind walks from the new stack back to the caller's. In the shim's section:
-// a stack taken on the new stack drops it with the shim's other frames.
-__asm__(
-    ".section hl_text,\"ax\",@progbits\n"
-    ".globl hl_on_stack\n"
-    ".hidden hl_on_stack\n"
-    ".type hl_on_stack, @function\n"
-    "hl_on_stack:\n"
-    "  .cfi_startproc\n"
-    "  push %rbp\n"
-    "  .cfi_adjust_cfa_offset 8\n"
-    "  .cfi_rel_offset %rbp, 0\n"
-    "  mov %rsp, %rbp\n"
-    "  .cfi_def_cfa_register %rbp\n"
-    "  mov %rdx, %rsp\n"
-    "  mov %rdi, %rax\n"
-    "  mov %rsi, %rdi\n"
-    "  call *%rax\n"
-    "  mov %rbp, %rsp\n"
-    "  pop %rbp\n"
-    "  .cfi_def_cfa %rsp, 8\n"
-    "  ret\n"
-    "  .cfi_endproc\n"
-    ".size hl_on_stack, .-hl_on_stack\n"
-    ".previous\n");

@@ -16,9 +16,19 @@ enum { HL_WALK_MAX = HL_MAX_DEPTH + 8 };
 // libunwind takes 4.5 KiB more. The arrays belong to the thread that holds the buffer;
 // libunwind's context, cursor and stack to whoever raised hl_tls.unwinding, which a signal
 // handler finds raised and then leaves libunwind alone.
+// What the walk used to take one frame's caller: the values rbp and rbx had when the frame's
+// rule was applied, where the rule found the caller's rbp and rbx saved (0: nowhere), and the
+// rule's HL_RULE_CFA_RBP, _CFA_RBX, _RBP_SAVED, _RBX_SAVED and _RBX_LOST flags. A walk that
+// meets the same return addresses, saved registers and incoming registers walks alike.
+struct hl_frame_regs {
+  uintptr_t rbp_in, rbx_in, rbp_slot, rbx_slot;
+  uint32_t flags;
+};
+
 struct hl_unwind_scratch {
   void *pcs[HL_WALK_MAX], *fast[HL_WALK_MAX];
   uintptr_t slots[HL_WALK_MAX];
+  struct hl_frame_regs regs[HL_WALK_MAX];
   unw_context_t context;
   unw_cursor_t cursor;
   void *stack_top;  // of the stack libunwind runs on

@@ -75,6 +75,36 @@ import Testing
     #expect(report.possiblyLost == LeakAmount(blocks: 1, bytes: 110))
   }
 
+  @Test func aCopyOfThePreloadLibraryByAnotherNameScansTheSameRootsAndFindsTheSame() throws {
+    // Given two copies of the preload library whose paths are the same length (so that the
+    // program's environment is too), one by its own name and one by another, each named by
+    // HEAPLINE_PRELOAD
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("leaks", in: dir)
+    let built = URL(fileURLWithPath: Harness.heapline).deletingLastPathComponent()
+      .appendingPathComponent("libheapline-preload.so")
+    var scans: [UInt64] = []
+    for name in ["libheapline-preload.so", "libxxxxxxxxx-xxxxxxx.so"] {
+      let copy = dir.appendingPathComponent(name)
+      try FileManager.default.copyItem(at: built, to: copy)
+      let trace = dir.appendingPathComponent("leaks.trace").path
+      let result = try Harness.heapline(
+        ["record", "-o", trace, "--", program], environment: ["HEAPLINE_PRELOAD": copy.path])
+      #expect(result.status == 0)
+      // Then the exit scan finds what it finds with the library as built, from the same bytes of
+      // roots: the shim's own data is none of them, whatever its file is called (with another
+      // name, its 1.6 MB of data were scanned, and the stale bytes of a signal mask it had
+      // copied kept a lost block reachable)
+      let report = try report(URL(fileURLWithPath: trace))
+      #expect(report.scan.trigger == .exit)
+      #expect(report.definitelyLost == LeakAmount(blocks: 8, bytes: 1646))
+      #expect(report.indirectlyLost == LeakAmount(blocks: 9, bytes: 576))
+      #expect(report.possiblyLost == LeakAmount(blocks: 1, bytes: 110))
+      scans.append(report.scan.rootBytes)
+    }
+    #expect(scans.count == 2 && scans[0] == scans[1], "\(scans)")
+  }
+
   @Test func theTextReportShowsEachGroupWithItsAllocationStack() throws {
     let (trace, _) = try recordLeaks()
     let result = try Harness.heapline([

@@ -114,6 +114,33 @@ import Testing
     ])
   }
 
+  @Test(arguments: [[], ["apart"]])
+  func chainsThatPutMallocsCallerAtOnePlaceAreToldApartByTheirSavedFramePointers(
+    arguments: [String]
+  ) throws {
+    // Given two call chains whose frames that call malloc land at the same stack address, the
+    // first chain's return addresses still lying in the second one's alloca area, in turns with
+    // another stack between them, or one right after the other (Fixtures/allocaframes.c; a
+    // hostile test found the kept stacks, and before them the reuse of the previous stack,
+    // took the second chain for the first: both checked return addresses, not saved rbp)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture(
+      "allocaframes", in: dir, flags: ["-fno-omit-frame-pointer", "-fno-inline"])
+    let (result, check, stats) = try Self.record([program] + arguments)
+    #expect(result.stdout == "same 1\n")
+    let apart = !arguments.isEmpty
+    #expect(stats.totals.allocationCount == (apart ? 7 : 13))  // and stdout's buffer
+    #expect(check == Check(stacks: apart ? 7 : 13, leftToLibunwind: 0, differed: 0))
+    // And recorded without the check, each chain has its own three blocks
+    let trace = dir.appendingPathComponent("frames.trace").path
+    let recorded = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", program] + arguments)
+    #expect(recorded.status == 0)
+    let folded = try Harness.heapline(["export", "--format", "folded", "--weight", "allocated", trace])
+    let chains = folded.stdout.split(separator: "\n").filter { !$0.contains("printf") }.sorted()
+    #expect(chains == ["main;a;b;f1;f0 3333", "main;c;f1;f0 6666"] + (apart ? [] : ["main;g 1998"]))
+  }
+
   @Test func fourThreadsUnwindAlike() throws {
     // Given four threads of 10,000 blocks each, and pthread_create's one block per thread
     let program = try Harness.fixture("threads", in: try Harness.temporaryDirectory())
