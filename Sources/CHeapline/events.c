@@ -124,7 +124,7 @@ HL_HOOK static void free_deferred(void *p) {
 HL_HOOK void hl_drain(struct hl_buffer *b) {
   uint32_t head = atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed);
   while (head != atomic_load_explicit(&hl_tls.deferred_tail, memory_order_acquire)) {
-    struct hl_deferred *d = &hl_tls.deferred[head % HL_DEFERRED];
+    struct hl_deferred *d = &hl_tls.deferred[head % HL_DEFERRED];  // mapped: it holds calls
     if (b && atomic_load_explicit(&hl_state, memory_order_relaxed) == HL_ON) {
       hl_finish_pending(b);
       if (d->kind == 1)
@@ -219,18 +219,34 @@ HL_HOOK void hl_sample_emit_free(const struct hl_block *blk) {
   });
 }
 
+// The thread's queue, mapped by the first handler that needs it. A handler that lands while
+// another maps it runs to its end first: whichever maps second gives its mapping back.
+HL_HOOK static struct hl_deferred *defer_queue(void) {
+  struct hl_deferred *queue = __atomic_load_n(&hl_tls.deferred, __ATOMIC_ACQUIRE), *none = NULL;
+  if (HL_LIKELY(queue)) return queue;
+  size_t bytes = HL_DEFERRED * sizeof *queue;
+  if (!(queue = hl_map(bytes))) return NULL;
+  if (__atomic_compare_exchange_n(&hl_tls.deferred, &none, queue, 0, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE))
+    return queue;
+  hl_unmap(queue, bytes);
+  return none;
+}
+
 // From a signal handler inside an event (hooks.c). Returns 0 when the queue is full: the call
 // then goes unrecorded, and is counted.
 HL_HOOK static int hl_defer(int kind, uint64_t addr, uint64_t size) {
+  struct hl_deferred *queue = defer_queue();
   uint32_t tail = atomic_load_explicit(&hl_tls.deferred_tail, memory_order_relaxed);
-  if (tail - atomic_load_explicit(&hl_tls.deferred_head, memory_order_acquire) >= HL_DEFERRED) {
+  if (!queue ||
+      tail - atomic_load_explicit(&hl_tls.deferred_head, memory_order_acquire) >= HL_DEFERRED) {
     hl_lost(HL_LOST_SIGNAL);
     return 0;
   }
   // A nested handler (another signal) runs to its end before this one goes on, so the slot
   // is claimed first and published last.
   atomic_store_explicit(&hl_tls.deferred_tail, tail + 1, memory_order_relaxed);
-  struct hl_deferred *d = &hl_tls.deferred[tail % HL_DEFERRED];
+  struct hl_deferred *d = &queue[tail % HL_DEFERRED];
   d->kind = 0;
   d->addr = addr;
   d->size = size;

@@ -126,8 +126,9 @@ _Static_assert(__builtin_offsetof(struct hl_buffer, data) == 128, "shared layout
 // A call a signal handler made while its thread was inside a shim event: kept here until the
 // event ends (events.c), because the handler may not touch the tables the event holds. An event
 // that fills its buffer compresses it, which a loaded machine can stretch to tens of
-// milliseconds: room for 64 calls. The queue is virtual memory of the thread's TLS until a
-// handler fills it (15 KiB).
+// milliseconds: room for 64 calls. The queue (15 KiB) is mapped when a handler first needs it,
+// not kept in TLS: a library loaded where only the static TLS block's small surplus is left
+// (under LD_AUDIT) could not be loaded at all, and the program with it.
 enum { HL_DEFERRED = 64, HL_DEFERRED_DEPTH = 24 };
 struct hl_deferred {
   uint64_t addr, size, time;
@@ -159,7 +160,7 @@ struct hl_thread {
   int own;       // the shim itself is calling something that may allocate
   int unwinding;  // inside the unwinder, which a signal handler must not enter again
   _Atomic uint32_t deferred_head, deferred_tail;
-  struct hl_deferred deferred[HL_DEFERRED];
+  struct hl_deferred *deferred;  // HL_DEFERRED of them; NULL until a handler first defers
   struct hl_buffer *buf;
   uint32_t scope;  // category of the innermost named scope, 0 when none
   uint32_t epoch;  // the recording `buf` belongs to

@@ -53,6 +53,14 @@ _Atomic uint32_t hl_epoch = 1;  // advanced by every start, so threads drop stal
 // itself in `hl_attaching` and waits while `hl_holding_all` is up, so none slips in unseen.
 static _Atomic int hl_holding_all, hl_attaching;
 static pthread_key_t hl_exit_key;
+
+// A thread that ends gives back the queue its signal handlers' calls waited in, once none waits.
+static void drop_deferred_queue(void) {
+  if (atomic_load(&hl_tls.deferred_head) != atomic_load(&hl_tls.deferred_tail)) return;
+  struct hl_deferred *queue = __atomic_exchange_n(&hl_tls.deferred, NULL, __ATOMIC_ACQ_REL);
+  if (queue) hl_unmap(queue, HL_DEFERRED * sizeof *queue);
+}
+
 static int hl_have_key;
 
 void hl_finish_pending_for_flush(struct hl_buffer *b);
@@ -68,6 +76,7 @@ static void detach_counts(struct hl_buffer *b) {
 static void hl_thread_exit(void *arg) {
   struct hl_buffer *b = arg;
   hl_tls.exiting = 1;
+  drop_deferred_queue();
   // After a stop the buffer may belong to another thread already; a shared one stays.
   if (hl_tls.buf != b || hl_tls.epoch != atomic_load(&hl_epoch) || b->many) {
     detach_counts(b);

@@ -144,6 +144,29 @@ import Testing
     #expect(try Harness.heapline(["leaks", trace]).status == 0)
   }
 
+  @Test func aProgramRunUnderAnAuditLibraryStartsAndIsRecorded() throws {
+    // Given a program run with LD_AUDIT naming an audit library: the dynamic linker then loads
+    // the preload library where only the static TLS block's surplus is left, and the shim's
+    // 15 KiB of TLS (a signal handlers' queue) did not fit: the program could not start at all
+    let dir = try Harness.temporaryDirectory()
+    let audit = dir.appendingPathComponent("libaudit.so").path
+    let cc = try Harness.run(
+      "/usr/bin/env",
+      ["cc", "-shared", "-fPIC", "-o", audit, Harness.fixtures.appendingPathComponent("audit.c").path])
+    try #require(cc.status == 0, "\(cc.stderr)")
+    let program = try Harness.fixture("blocks", in: dir)
+    let trace = dir.appendingPathComponent("audit.trace").path
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", program, "300", "48", "100", "0"],
+      environment: ["LD_AUDIT": audit])
+    // Then it runs to its end and its 300 blocks of 48 B are in the trace, 100 of them freed
+    #expect(result.status == 0, "\(result.stderr)")
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    let blocks = try #require(stats.category(named: "Malloc 48 Bytes"))
+    #expect(blocks.totalCount == 300)
+    #expect(blocks.persistentCount == 200)
+  }
+
   @Test func aSwiftProgramThatCrashesAtOnceHasEveryThreadInItsCrashReport() throws {
     // Given a Swift program that traps a millisecond into its run, whose runtime then suspends
     // every other thread with a signal to show its backtrace
