@@ -216,7 +216,8 @@ HL_HOOK int hl_libunwind_steps(struct hl_unwind_scratch *w, void **pcs, int max)
   return c.n;
 }
 
-// Under HEAPLINE_VERIFY_UNWIND: libunwind takes the stack too, and its answer is the one kept.
+// libunwind takes the stack into `pcs`; the table's (`fast`, `n` frames, -1 when it gave up) is
+// counted as alike or not. Returns libunwind's depth, less the shim's frames (`skip`).
 HL_HOOK static int hl_verified(struct hl_unwind_scratch *w, int n, int *skip) {
   void **fast = w->fast, **pcs = w->pcs;
   int ref_skip, ref = hl_libunwind_steps(w, pcs, (int)hl_depth + 8);
@@ -234,40 +235,49 @@ HL_HOOK static int hl_verified(struct hl_unwind_scratch *w, int n, int *skip) {
   return depth;
 }
 
-// The unwinder tells which outer frames it found in place, the previous stack's: their nodes
+// Under HEAPLINE_VERIFY_UNWIND: the stack is found again or walked as it would be without the
+// check, libunwind takes it too, and libunwind's answer is the one kept.
+HL_HOOK static uint32_t capture_checked(struct hl_buffer *b, struct hl_unwind_scratch *w,
+                                        const struct hl_entry *at) {
+  uint32_t id;
+  int skip, max = (int)hl_depth + 8;
+  int remembered = at ? hl_unwind_memo_find(b, at, &id, w->fast) : -1;
+  int n = remembered >= 0 ? remembered
+          : at            ? hl_unwind_from(b, w->fast, max, at)
+                          : hl_unwind_fast(b, w->fast, max);
+  int depth = hl_verified(w, n, &skip);
+  b->cache_unwound = 0;
+  id = hl_intern_frames(b, w->pcs + skip, depth, -1);
+  if (at && n >= 0 && remembered < 0) hl_unwind_memo_keep(b, at, depth, id);
+  return id;
+}
+
+// A stack from where the program called (`at`), found again whole when it can be. Otherwise
+// the unwinder tells which outer frames it found in place, the previous stack's: their nodes
 // are known, and only the frames it walked are looked up. That holds when the trie's previous
 // stack is that same previous stack whole (not one that libunwind or a signal handler took, nor
 // one cut at the depth limit, whose nodes hang from another outermost frame).
 HL_HOOK uint32_t hl_capture_stack(struct hl_buffer *b, const struct hl_entry *at) {
   struct hl_unwind_scratch *w = hl_unwind_scratch(b);
   if (HL_UNLIKELY(!w)) return hl_intern_frames(b, NULL, 0, -1);  // no memory to take it in
-  void **pcs = w->pcs;
-  int skip, depth, known = -1, max = (int)hl_depth + 8, n;
+  if (HL_UNLIKELY(hl_unwind_verify)) return capture_checked(b, w, at);
   uint32_t id;
-  void **into = HL_UNLIKELY(hl_unwind_verify) ? w->fast : pcs;  // the check keeps libunwind's in pcs
-  int remembered = at ? hl_unwind_memo_find(b, at, &id, hl_unwind_verify ? into : NULL) : -1;
-  if (remembered >= 0 && !hl_unwind_verify) return id;
-  n = remembered >= 0 ? remembered : at ? hl_unwind_from(b, into, max, at) : hl_unwind_fast(b, into, max);
-  if (HL_UNLIKELY(hl_unwind_verify)) {
-    depth = hl_verified(w, n, &skip);
-    b->cache_unwound = 0;
-  } else {
-    int unwound = n >= 0;
-    if (HL_UNLIKELY(!unwound)) n = hl_libunwind_steps(w, pcs, max);
-    depth = hl_drop_shim(pcs, n, &skip);
-    int whole = unwound && n - skip <= (int)hl_depth;
-    if (whole && b->cache_unwound) {
-      known = hl_unwind_reused(b);
-      if (known > depth) known = depth;
-      if (known > (int)b->cache_depth) known = -1;
-    }
-    b->cache_unwound = (uint32_t)whole;
-    id = hl_intern_frames(b, pcs + skip, depth, known);
-    if (at && unwound && skip == 0) hl_unwind_memo_keep(b, at, depth, id);
-    return id;
+  if (at && hl_unwind_memo_find(b, at, &id, NULL) >= 0) return id;
+  void **pcs = w->pcs;
+  int skip, known = -1, max = (int)hl_depth + 8;
+  int n = at ? hl_unwind_from(b, pcs, max, at) : hl_unwind_fast(b, pcs, max);
+  int unwound = n >= 0;
+  if (HL_UNLIKELY(!unwound)) n = hl_libunwind_steps(w, pcs, max);
+  int depth = hl_drop_shim(pcs, n, &skip);
+  int whole = unwound && n - skip <= (int)hl_depth;
+  if (whole && b->cache_unwound) {
+    known = hl_unwind_reused(b);
+    if (known > depth) known = depth;
+    if (known > (int)b->cache_depth) known = -1;
   }
+  b->cache_unwound = (uint32_t)whole;
   id = hl_intern_frames(b, pcs + skip, depth, known);
-  if (at && n >= 0 && remembered < 0) hl_unwind_memo_keep(b, at, depth, id);
+  if (at && unwound && skip == 0) hl_unwind_memo_keep(b, at, depth, id);
   return id;
 }
 
