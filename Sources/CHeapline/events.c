@@ -98,10 +98,11 @@ HL_HOOK static void name_for_its_thread(const struct hl_block *blk) {
   hl_give_back(owner);
 }
 
-HL_HOOK static void hl_record_free(struct hl_buffer *b, uint64_t addr, uint64_t now) {
+// `header` says whether the block's first words are still the program's, to name it by.
+HL_HOOK static void hl_record_free(struct hl_buffer *b, uint64_t addr, uint64_t now, int header) {
   struct hl_block blk;
   if (!hl_live_remove(addr, &blk)) return;
-  if (hl_swift_present && blk.category == 0 && blk.size >= 16 && blk.serial != b->serial)
+  if (hl_swift_present && header && blk.category == 0 && blk.size >= 16 && blk.serial != b->serial)
     name_for_its_thread(&blk);
   hl_emit_free(b, now, &blk);
 }
@@ -118,6 +119,42 @@ HL_HOOK static void free_deferred(void *p) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+// The frees kept in their blocks, oldest first. The list is taken whole, once: what handlers
+// add meanwhile waits for the thread's next event (under a storm of signals, taking it again
+// until it was empty kept the thread in this event for good). The blocks go back to glibc
+// together, with signals blocked once (free_deferred's reason), not twice a block. The thread's
+// own allocation still waiting to be written goes out unnamed when it is one of them: its
+// header is gone.
+HL_HOOK static void drain_freed(struct hl_buffer *b) {
+  struct hl_freed *list = __atomic_exchange_n(&hl_tls.freed, NULL, __ATOMIC_ACQUIRE);
+  if (!list) return;
+  struct hl_freed *oldest = NULL;
+  while (list) {
+    struct hl_freed *next = list->next;
+    list->next = oldest;
+    oldest = list;
+    list = next;
+  }
+  if (b && atomic_load_explicit(&hl_state, memory_order_relaxed) == HL_ON)
+    for (struct hl_freed *f = oldest; f; f = f->next) {
+      if (b->pending.valid && b->pending.addr == (uint64_t)(uintptr_t)f) {
+        hl_emit_alloc_pending(b);
+        b->pending.valid = 0;
+      }
+      hl_finish_pending(b);
+      hl_record_free(b, (uint64_t)(uintptr_t)f, f->time, 0);
+    }
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  while (oldest) {
+    struct hl_freed *f = oldest;
+    oldest = f->next;
+    __libc_free(f);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 // Writes the calls that signal handlers made during this event. A handler may add more while
 // this runs: they go to the tail, which is read again each time round.
 // Once recording has stopped, only the frees are done: the program's memory is still its own.
@@ -131,12 +168,13 @@ HL_HOOK void hl_drain(struct hl_buffer *b) {
         hl_record_alloc(b, d->addr, d->size, d->time, hl_intern_pcs(b, d->pcs, d->depth),
                         d->scope);
       else
-        hl_record_free(b, d->addr, d->time);
+        hl_record_free(b, d->addr, d->time, 1);
     }
     head++;
     atomic_store_explicit(&hl_tls.deferred_head, head, memory_order_release);
     if (d->kind == 2) free_deferred((void *)(uintptr_t)d->addr);
   }
+  drain_freed(b);
 }
 
 // An event: the guard keeps the shim's own calls out, and a signal handler's call meanwhile is
@@ -171,7 +209,7 @@ HL_HOOK void hl_on_free(void *ptr) {
   HL_EVENT({
     hl_live_prefetch((uint64_t)(uintptr_t)ptr);
     hl_finish_pending(b);
-    hl_record_free(b, (uint64_t)(uintptr_t)ptr, hl_now());
+    hl_record_free(b, (uint64_t)(uintptr_t)ptr, hl_now(), 1);
   });
 }
 
@@ -223,7 +261,7 @@ HL_HOOK void hl_sample_emit_free(const struct hl_block *blk) {
 // another maps it runs to its end first: whichever maps second gives its mapping back.
 HL_HOOK static struct hl_deferred *defer_queue(void) {
   struct hl_deferred *queue = __atomic_load_n(&hl_tls.deferred, __ATOMIC_ACQUIRE), *none = NULL;
-  if (HL_LIKELY(queue)) return queue;
+  if (HL_LIKELY(queue) || hl_tls.exiting) return queue;  // none made after its thread's end
   size_t bytes = HL_DEFERRED * sizeof *queue;
   if (!(queue = hl_map(bytes))) return NULL;
   if (__atomic_compare_exchange_n(&hl_tls.deferred, &none, queue, 0, __ATOMIC_ACQ_REL,
@@ -233,14 +271,14 @@ HL_HOOK static struct hl_deferred *defer_queue(void) {
   return none;
 }
 
-// From a signal handler inside an event (hooks.c). Returns 0 when the queue is full: the call
-// then goes unrecorded, and is counted.
+// From a signal handler inside an event (hooks.c). Returns 0 when the queue is full: an
+// allocation then goes unrecorded, and is counted.
 HL_HOOK static int hl_defer(int kind, uint64_t addr, uint64_t size) {
   struct hl_deferred *queue = defer_queue();
   uint32_t tail = atomic_load_explicit(&hl_tls.deferred_tail, memory_order_relaxed);
   if (!queue ||
       tail - atomic_load_explicit(&hl_tls.deferred_head, memory_order_acquire) >= HL_DEFERRED) {
-    hl_lost(HL_LOST_SIGNAL);
+    if (kind == 1) hl_lost(HL_LOST_SIGNAL);  // a free goes into its block (hl_defer_free)
     return 0;
   }
   // A nested handler (another signal) runs to its end before this one goes on, so the slot
@@ -272,4 +310,13 @@ HL_HOOK void hl_defer_alloc(void *ptr, size_t size) {
   hl_defer(1, (uint64_t)(uintptr_t)ptr, size);
 }
 
-HL_HOOK int hl_defer_free(void *ptr) { return hl_defer(2, (uint64_t)(uintptr_t)ptr, 0); }
+// Always takes the free: past a full queue, into the block's own first words.
+HL_HOOK int hl_defer_free(void *ptr) {
+  if (hl_defer(2, (uint64_t)(uintptr_t)ptr, 0)) return 1;
+  struct hl_freed *f = ptr, *head = __atomic_load_n(&hl_tls.freed, __ATOMIC_RELAXED);
+  f->time = hl_now();
+  do f->next = head;  // a nested handler's push, which runs to its end first, makes this fail
+  while (!__atomic_compare_exchange_n(&hl_tls.freed, &head, f, 1, __ATOMIC_RELEASE,
+                                      __ATOMIC_RELAXED));
+  return 1;
+}

@@ -137,6 +137,15 @@ struct hl_deferred {
   void *pcs[HL_DEFERRED_DEPTH];
 };
 
+// A free that a signal handler made while its thread was inside the shim and its queue was full
+// (or could not be mapped), written into the freed block itself (glibc's smallest has 24 bytes):
+// a free is never left out, or the live table would keep a block that glibc gave back, which
+// the leak scan would read at exit. The header a Swift object's class is read from is gone.
+struct hl_freed {
+  struct hl_freed *next;  // the thread's previous one
+  uint64_t time;
+};
+
 // Sampling mode's exact per-thread counts (sampling.c). Only the thread adds to `total`; whoever
 // holds the thread's buffer writes what it added since `sent` as a COUNTS record.
 enum { HL_COUNT_ALLOCS, HL_COUNT_FREES, HL_COUNT_BYTES, HL_COUNT_USABLE_IN, HL_COUNT_USABLE_OUT,
@@ -161,6 +170,7 @@ struct hl_thread {
   int unwinding;  // inside the unwinder, which a signal handler must not enter again
   _Atomic uint32_t deferred_head, deferred_tail;
   struct hl_deferred *deferred;  // HL_DEFERRED of them; NULL until a handler first defers
+  struct hl_freed *freed;  // frees past a full queue, kept in the blocks themselves (events.c)
   struct hl_buffer *buf;
   uint32_t scope;  // category of the innermost named scope, 0 when none
   uint32_t epoch;  // the recording `buf` belongs to

@@ -76,11 +76,11 @@ static void detach_counts(struct hl_buffer *b) {
 static void hl_thread_exit(void *arg) {
   struct hl_buffer *b = arg;
   hl_tls.exiting = 1;
-  drop_deferred_queue();
   // After a stop the buffer may belong to another thread already; a shared one stays.
   if (hl_tls.buf != b || hl_tls.epoch != atomic_load(&hl_epoch) || b->many) {
     detach_counts(b);
     hl_tls.buf = NULL;
+    drop_deferred_queue();
     return;
   }
   hl_tls.guard++;
@@ -106,6 +106,7 @@ static void hl_thread_exit(void *arg) {
     detach_counts(b);  // handed back by a stop: the next thread to take it attaches its own
   }
   hl_tls.buf = NULL;
+  drop_deferred_queue();  // after the drain: it gives the queue back only when it is empty
   hl_tls.guard--;
 }
 
@@ -203,7 +204,8 @@ struct hl_buffer *hl_acquire(void) {
 // Writes what signal handlers deferred meanwhile, then lets the buffer go.
 void hl_release(struct hl_buffer *b) {
   if (HL_UNLIKELY(atomic_load_explicit(&hl_tls.deferred_tail, memory_order_relaxed) !=
-                  atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed)))
+                      atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed) ||
+                  __atomic_load_n(&hl_tls.freed, __ATOMIC_RELAXED)))
     hl_drain(b);
   atomic_store_explicit(&b->state, HL_BUF_IDLE, memory_order_release);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -107,6 +107,36 @@ import Testing
     }
   }
 
+  @Test func aHandlerThatFreesMoreThanItsQueueHoldsLosesNoFreeAndTheProgramEnds() throws {
+    // Given a timer's handler that frees 100 blocks of 256 KiB at a time, 2,000 in all, while
+    // its thread allocates and frees without pause (Fixtures/handlerfrees.c): the calls of a
+    // handler that lands inside the shim wait for the event it interrupted, in a queue of 64.
+    // Past it, a free went straight to glibc and was counted as lost, its block left in the live
+    // table, and the leak scan at exit read the unmapped block: the program died of SIGSEGV
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("handlerfrees", in: dir)
+    let trace = dir.appendingPathComponent("frees.trace").path
+    let result = try Harness.heapline(["record", "-o", trace, "--", program, "2000"])
+    // Then the program ends as it does untraced
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "freed 2000\n")
+    // And every block is in the trace with its free, and no call was lost
+    var made = 0, live: Set<AllocID> = []
+    var events = try TraceReader(path: trace).events()
+    while let event = try events.next() {
+      switch event {
+      case .alloc(let block) where block.size == 256 * 1024:
+        made += 1
+        live.insert(block.id)
+      case .free(let free): live.remove(free.id)
+      default: break
+      }
+    }
+    #expect(made == 2000)
+    #expect(live.count == 0)
+    #expect(events.metadata.lostEvents.values.reduce(0, +) == 0)
+  }
+
   @Test func aFullDiskStopsTheRecordingButNotTheProgram() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("fulldisk", in: dir)
