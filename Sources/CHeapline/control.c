@@ -97,6 +97,10 @@ void hl_lazy_init(void) {
     atomic_store(&hl_probe_seen, 1);
     return;
   }
+  // A call before the C library has set up the environment (the dynamic linker's, for an audit
+  // library that watches symbol bindings) goes untraced, and the next one looks again: deciding
+  // then, from no settings at all, turned the recording off for good.
+  if (!environ) return;
   static _Atomic int once;
   if (atomic_exchange(&once, 1)) return;  // another call is initializing: it goes untraced
   int saved_errno = errno;  // the program's, whatever starting a recording calls
