@@ -164,8 +164,9 @@ static int walks_alike(const uintptr_t *slots, const uintptr_t *pcs,
     if (((f & HL_RULE_CFA_RBP) && !source_holds(&bp, rbp)) ||
         ((f & HL_RULE_CFA_RBX) && !source_holds(&bx, rbx)))
       return 0;
-    if (f & HL_RULE_RBP_SAVED) bp = (struct hl_reg_source){regs[k].rbp_slot, regs[k + 1].rbp_in};
-    if (f & HL_RULE_RBX_SAVED) bx = (struct hl_reg_source){regs[k].rbx_slot, regs[k + 1].rbx_in};
+    uintptr_t cfa = slots[k + 1] + 8;
+    if (f & HL_RULE_RBP_SAVED) bp = (struct hl_reg_source){cfa + regs[k].rbp_at, regs[k + 1].rbp_in};
+    if (f & HL_RULE_RBX_SAVED) bx = (struct hl_reg_source){cfa + regs[k].rbx_at, regs[k + 1].rbx_in};
   }
   return 1;
 }
@@ -220,8 +221,8 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
         memcpy(pcs + n, s->prev_pcs + j + 1, (size_t)more * sizeof *pcs);
         memcpy(slots + n, s->prev_slots + j + 1, (size_t)more * sizeof *slots);
         regs[n - 1].flags = s->prev_regs[j].flags;  // frame j's rule, with this walk's registers
-        regs[n - 1].rbp_slot = s->prev_regs[j].rbp_slot;
-        regs[n - 1].rbx_slot = s->prev_regs[j].rbx_slot;
+        regs[n - 1].rbp_at = s->prev_regs[j].rbp_at;
+        regs[n - 1].rbx_at = s->prev_regs[j].rbx_at;
         memcpy(regs + n, s->prev_regs + j + 1, (size_t)more * sizeof *regs);
         n += more;
         s->reused = (uint32_t)more;
@@ -233,6 +234,8 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
     if (r->flags & HL_RULE_LAST) goto done;
     struct hl_frame_regs *used = &regs[n - 1];
     used->flags = r->flags & HL_RULE_KEPT;
+    used->rbp_at = r->rbp_offset;
+    used->rbx_at = r->rbx_offset;
     uintptr_t base = slot + 8;
     if (r->flags & HL_RULE_CFA_RBP) base = rbp;
     if (r->flags & HL_RULE_CFA_RBX) {
@@ -245,13 +248,11 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
       uintptr_t at = cfa + (intptr_t)r->rbp_offset;
       if (!readable(at, lo, hi)) return -1;
       rbp = *(const uintptr_t *)at;
-      used->rbp_slot = at;
     }
     if (r->flags & HL_RULE_RBX_SAVED) {
       uintptr_t at = cfa + (intptr_t)r->rbx_offset;
       if (readable(at, lo, hi)) {
         rbx = *(const uintptr_t *)at;
-        used->rbx_slot = at;
       } else {
         rbx_known = 0;
         used->flags = (used->flags & ~(uint32_t)HL_RULE_RBX_SAVED) | HL_RULE_RBX_LOST;
@@ -349,6 +350,7 @@ HL_HOOK void hl_unwind_memo_keep(struct hl_buffer *b, const struct hl_entry *at,
   int bp_checked = 0, bx_checked = 0;  // the source is in the memo already
   for (int k = 0; k + 1 < depth && ok; k++) {
     const struct hl_frame_regs *r = &s->prev_regs[k];
+    uintptr_t cfa = s->prev_slots[k + 1] + 8;
     if ((r->flags & HL_RULE_CFA_RBP) && !bp_checked) {
       ok = memo_source(m, &bp, HL_RULE_CFA_RBP);
       bp_checked = 1;
@@ -358,11 +360,11 @@ HL_HOOK void hl_unwind_memo_keep(struct hl_buffer *b, const struct hl_entry *at,
       bx_checked = 1;
     }
     if (r->flags & HL_RULE_RBP_SAVED) {
-      bp = (struct hl_reg_source){r->rbp_slot, s->prev_regs[k + 1].rbp_in};
+      bp = (struct hl_reg_source){cfa + r->rbp_at, s->prev_regs[k + 1].rbp_in};
       bp_checked = 0;
     }
     if (r->flags & HL_RULE_RBX_SAVED) {
-      bx = (struct hl_reg_source){r->rbx_slot, s->prev_regs[k + 1].rbx_in};
+      bx = (struct hl_reg_source){cfa + r->rbx_at, s->prev_regs[k + 1].rbx_in};
       bx_checked = 0;
     }
   }

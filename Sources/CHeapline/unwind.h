@@ -17,12 +17,14 @@ enum { HL_WALK_MAX = HL_MAX_DEPTH + 8 };
 // libunwind's context, cursor and stack to whoever raised hl_tls.unwinding, which a signal
 // handler finds raised and then leaves libunwind alone.
 // What the walk used to take one frame's caller: the values rbp and rbx had when the frame's
-// rule was applied, where the rule found the caller's rbp and rbx saved (0: nowhere), and the
-// rule's HL_RULE_CFA_RBP, _CFA_RBX, _RBP_SAVED, _RBX_SAVED and _RBX_LOST flags. A walk that
-// meets the same return addresses, saved registers and incoming registers walks alike.
+// rule was applied, where the rule found the caller's rbp and rbx saved (from the frame's CFA,
+// which is the next frame's slot + 8), and the rule's HL_RULE_CFA_RBP, _CFA_RBX, _RBP_SAVED,
+// _RBX_SAVED and _RBX_LOST flags. A walk that meets the same return addresses, saved registers
+// and incoming registers walks alike.
 struct hl_frame_regs {
-  uintptr_t rbp_in, rbx_in, rbp_slot, rbx_slot;
-  uint32_t flags;
+  uintptr_t rbp_in, rbx_in;
+  int16_t rbp_at, rbx_at;
+  uint16_t flags;
 };
 
 struct hl_unwind_scratch {
