@@ -136,39 +136,62 @@ static inline int readable(uintptr_t at, uintptr_t lo, uintptr_t hi) {
   return at >= lo && at <= hi - 8 && !(at & 7);
 }
 
-// Whether frames `from` to `to` - 1 of a recorded walk would be walked alike from the same
-// place now, with `rbp` and `rbx` in the registers: every return address it read past `from`
-// is unchanged, and so is every value it took a frame's address from: a register as it was at
-// `from`, or the saved register it was read from. (Return addresses alone did not do: a frame
-// that uses alloca can put the same frames at the same places under another caller, whose
-// saved rbp differs while the old return addresses still lie untouched in its new area.) Saved
-// registers that no frame's address came from are not compared: they hold the callers' loop
-// counters and pointers, which change from one call to the next. The last frame's rule made
-// no frame of these, and is not checked.
+// What a recorded walk of frames `from` to `to` - 1 took their places from, besides the return
+// addresses it read: the registers it had at `from` (returned, as HL_RULE_CFA_RBP and _CFA_RBX)
+// and the saved registers it read later, each given once to `saved` with the value it held (a
+// 0 from `saved` stops the walk through them: -1). A walk from the same place with the same
+// return addresses, the same registers and the same saved values walks alike. (Return
+// addresses alone did not do: a frame that uses alloca can put the same frames at the same
+// places under another caller, whose saved rbp differs while the old return addresses still
+// lie untouched in its new area.) Saved registers that no frame's address came from are not
+// among them: they hold the callers' loop counters and pointers, which change with every call.
+// The last frame's rule made no frame of these, and is not looked at.
 struct hl_reg_source {
   uintptr_t at, want;  // where the register's value was read (0: it is the one it had at `from`)
+  int given;           // already given to `saved`, or to the result
 };
 
-static inline int source_holds(const struct hl_reg_source *r, uintptr_t now) {
-  return r->at ? *(const uintptr_t *)r->at == r->want : now == r->want;
+static inline int source_used(struct hl_reg_source *r, uint32_t reg, uint32_t *uses,
+                              int (*saved)(void *, uintptr_t, uintptr_t), void *arg) {
+  if (r->given) return 1;
+  r->given = 1;
+  if (r->at) return saved(arg, r->at, r->want);
+  *uses |= reg;
+  return 1;
 }
 
+static inline int walk_sources(const uintptr_t *slots, const struct hl_frame_regs *regs,
+                               uint32_t from, uint32_t to,
+                               int (*saved)(void *, uintptr_t, uintptr_t), void *arg) {
+  struct hl_reg_source bp = {0, 0, 0}, bx = {0, 0, 0};
+  uint32_t uses = 0;
+  for (uint32_t k = from; k + 1 < to; k++) {
+    uint32_t f = regs[k].flags;
+    if (((f & HL_RULE_CFA_RBP) && !source_used(&bp, HL_RULE_CFA_RBP, &uses, saved, arg)) ||
+        ((f & HL_RULE_CFA_RBX) && !source_used(&bx, HL_RULE_CFA_RBX, &uses, saved, arg)))
+      return -1;
+    uintptr_t cfa = slots[k + 1] + 8;
+    if (f & HL_RULE_RBP_SAVED) bp = (struct hl_reg_source){cfa + regs[k].rbp_at, regs[k + 1].rbp_in, 0};
+    if (f & HL_RULE_RBX_SAVED) bx = (struct hl_reg_source){cfa + regs[k].rbx_at, regs[k + 1].rbx_in, 0};
+  }
+  return (int)uses;
+}
+
+static int still_holds(void *arg, uintptr_t at, uintptr_t want) {
+  (void)arg;
+  return *(const uintptr_t *)at == want;
+}
+
+// Whether frames `from` to `to` - 1 of a recorded walk would be walked alike from the same
+// place now, with `rbp` and `rbx` in the registers (walk_sources).
 static int walks_alike(const uintptr_t *slots, const uintptr_t *pcs,
                        const struct hl_frame_regs *regs, uint32_t from, uint32_t to,
                        uintptr_t rbp, uintptr_t rbx) {
-  struct hl_reg_source bp = {0, regs[from].rbp_in}, bx = {0, regs[from].rbx_in};
-  for (uint32_t k = from; k < to; k++) {
-    if (k > from && *(const uintptr_t *)slots[k] != pcs[k]) return 0;
-    if (k + 1 == to) break;
-    uint32_t f = regs[k].flags;
-    if (((f & HL_RULE_CFA_RBP) && !source_holds(&bp, rbp)) ||
-        ((f & HL_RULE_CFA_RBX) && !source_holds(&bx, rbx)))
-      return 0;
-    uintptr_t cfa = slots[k + 1] + 8;
-    if (f & HL_RULE_RBP_SAVED) bp = (struct hl_reg_source){cfa + regs[k].rbp_at, regs[k + 1].rbp_in};
-    if (f & HL_RULE_RBX_SAVED) bx = (struct hl_reg_source){cfa + regs[k].rbx_at, regs[k + 1].rbx_in};
-  }
-  return 1;
+  for (uint32_t k = from + 1; k < to; k++)
+    if (*(const uintptr_t *)slots[k] != pcs[k]) return 0;
+  int uses = walk_sources(slots, regs, from, to, still_holds, NULL);
+  return uses >= 0 && (!(uses & HL_RULE_CFA_RBP) || rbp == regs[from].rbp_in) &&
+         (!(uses & HL_RULE_CFA_RBX) || rbx == regs[from].rbx_in);
 }
 
 // How many frames of the previous stack lie beyond its frame `j`, when the walk from `j` would
@@ -323,14 +346,7 @@ static int memo_read(struct hl_memo *m, uintptr_t at, uintptr_t value) {
   return 1;
 }
 
-// A frame's address came from `r` (walks_alike): the entry's register, or a saved one to check.
-static int memo_source(struct hl_memo *m, struct hl_reg_source *r, uint32_t reg) {
-  if (!r->at) {
-    m->uses |= reg;
-    return 1;
-  }
-  return memo_read(m, r->at, r->want);
-}
+static int memo_saved(void *m, uintptr_t at, uintptr_t value) { return memo_read(m, at, value); }
 
 // After a walk from `at` whose first `depth` frames made stack `id`: the words that walk read
 // to find them, as walks_alike would check them from frame 0.
@@ -346,29 +362,9 @@ HL_HOOK void hl_unwind_memo_keep(struct hl_buffer *b, const struct hl_entry *at,
                         .rbx = at->rbx, .top = at->sp};
   int ok = 1;
   for (int k = 1; k < depth && ok; k++) ok = memo_read(m, s->prev_slots[k], s->prev_pcs[k]);
-  struct hl_reg_source bp = {0, at->rbp}, bx = {0, at->rbx};
-  int bp_checked = 0, bx_checked = 0;  // the source is in the memo already
-  for (int k = 0; k + 1 < depth && ok; k++) {
-    const struct hl_frame_regs *r = &s->prev_regs[k];
-    uintptr_t cfa = s->prev_slots[k + 1] + 8;
-    if ((r->flags & HL_RULE_CFA_RBP) && !bp_checked) {
-      ok = memo_source(m, &bp, HL_RULE_CFA_RBP);
-      bp_checked = 1;
-    }
-    if ((r->flags & HL_RULE_CFA_RBX) && !bx_checked && ok) {
-      ok = memo_source(m, &bx, HL_RULE_CFA_RBX);
-      bx_checked = 1;
-    }
-    if (r->flags & HL_RULE_RBP_SAVED) {
-      bp = (struct hl_reg_source){cfa + r->rbp_at, s->prev_regs[k + 1].rbp_in};
-      bp_checked = 0;
-    }
-    if (r->flags & HL_RULE_RBX_SAVED) {
-      bx = (struct hl_reg_source){cfa + r->rbx_at, s->prev_regs[k + 1].rbx_in};
-      bx_checked = 0;
-    }
-  }
-  m->depth = ok ? (uint32_t)depth : 0;  // a stack that read too much is not kept
+  int uses = ok ? walk_sources(s->prev_slots, s->prev_regs, 0, (uint32_t)depth, memo_saved, m) : -1;
+  m->uses = uses >= 0 ? (uint32_t)uses : 0;
+  m->depth = uses >= 0 ? (uint32_t)depth : 0;  // a stack that read too much is not kept
 }
 
 // A new recording numbers its stacks anew.
