@@ -91,6 +91,17 @@ static void hl_end(int reason) {
 
 static _Atomic int hl_probing, hl_probe_seen;  // hl_owns_malloc's test call
 
+// The trace's path when this is the program that `heapline record` started; NULL otherwise.
+// Only that program is traced, not the programs it runs (the environment is scrubbed, but a
+// program may have copied it before the shim loaded).
+static const char *recorder_output(void) {
+  hl_options_load();
+  const char *path = hl_option("HEAPLINE_OUTPUT");
+  int mine = path && *path &&
+             hl_option_long("HEAPLINE_RECORDER_PID", getppid(), 1, 1L << 30) == getppid();
+  return mine ? path : NULL;
+}
+
 // The first hook call of the process, which may come before any constructor has run.
 void hl_lazy_init(void) {
   if (atomic_load(&hl_probing)) {  // hl_owns_malloc's own call: it came here, so it is ours
@@ -106,12 +117,8 @@ void hl_lazy_init(void) {
   int saved_errno = errno;  // the program's, whatever starting a recording calls
   hl_tls.guard++;
   hl_log_init();
-  hl_options_load();
-  const char *path = hl_option("HEAPLINE_OUTPUT");
-  // Only the program that `heapline record` started is traced, not the programs it runs (the
-  // environment is scrubbed, but a program may have copied it before the shim loaded).
-  int mine = path && *path &&
-             hl_option_long("HEAPLINE_RECORDER_PID", getppid(), 1, 1L << 30) == getppid();
+  const char *path = recorder_output();
+  int mine = path != NULL;
   if (mine) hl_shared_attach(hl_option("HEAPLINE_SHARED"));
   unsigned depth = (unsigned)hl_option_long("HEAPLINE_DEPTH", 0, 1, HL_MAX_DEPTH);
   if (mine && strlen(path) < sizeof hl_trace_path) {
@@ -145,11 +152,7 @@ static int hl_owns_malloc(void) {
 // has said so first, and is left alone).
 static void note_foreign_malloc(void) {
 #ifdef HL_PRELOAD
-  hl_options_load();
-  const char *path = hl_option("HEAPLINE_OUTPUT");
-  if (path && *path &&
-      hl_option_long("HEAPLINE_RECORDER_PID", getppid(), 1, 1L << 30) == getppid())
-    hl_shared_note_foreign_malloc(hl_option("HEAPLINE_SHARED"));
+  if (recorder_output()) hl_shared_note_foreign_malloc(hl_option("HEAPLINE_SHARED"));
 #endif
 }
 

@@ -175,16 +175,14 @@ extension HeaplineCommand {
         CLIOutput.warning(
           "the trace was recorded, but '\(path)' is no longer there: the program moved or "
             + "removed it")
-      } else if shared.programHasOwnMalloc {
-        destination.discardIfUnused()
-        CLIOutput.warning(
-          "'\(program)' has a malloc of its own (defined in it, or an allocator linked in "
-            + "statically), which the preload library cannot wrap: no trace was written")
       } else {
         destination.discardIfUnused()
-        CLIOutput.warning(
-          "'\(program)' did not load the preload library (a static or setuid program?): "
-            + "no trace was written")
+        let why =
+          shared.programHasOwnMalloc
+          ? "has a malloc of its own (defined in it, or an allocator linked in statically), "
+            + "which the preload library cannot wrap"
+          : "did not load the preload library (a static or setuid program?)"
+        CLIOutput.warning("'\(program)' \(why): no trace was written")
       }
       try finish(program: program, name: name, trace: path, status: status)
     }
