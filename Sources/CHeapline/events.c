@@ -126,6 +126,10 @@ HL_HOOK static void free_deferred(void *p) {
 // own allocation still waiting to be written goes out unnamed when it is one of them: its
 // header is gone.
 HL_HOOK static void drain_freed(struct hl_buffer *b) {
+  // Looked at before it is taken: an exchange is a locked instruction, and this runs every
+  // event (2.5 % of the Python workload's samples when it was taken unlooked at). A handler
+  // that pushes after the look waits for the next event, as one after the exchange does.
+  if (HL_LIKELY(!__atomic_load_n(&hl_tls.freed, __ATOMIC_RELAXED))) return;
   struct hl_freed *list = __atomic_exchange_n(&hl_tls.freed, NULL, __ATOMIC_ACQUIRE);
   if (!list) return;
   struct hl_freed *oldest = NULL;
