@@ -46,7 +46,7 @@ public struct Generation: Hashable, Sendable {
   public static func all(in reader: TraceReader) throws(AnalysisError) -> [Generation] {
     var generations = [Generation(name: "start", startTime: 0, endTime: 0)]
     var live = LiveTable<(size: UInt64, category: CategoryID, generation: Int)>()
-    var events = LookaheadEvents(reader.events())
+    var events = LookaheadEvents(reader.events(leakBlocks: false))
     var lastTime: UInt64 = 0
     while let event = try events.nextEvent(prefetching: { live.prefetch($0) }) {
       lastTime = max(lastTime, event.time)

@@ -15,7 +15,7 @@ extension Growth {
     throws(AnalysisError)
   {
     var pass = GrowthPass(from: from, to: to)
-    var events = LookaheadEvents(reader.events())
+    var events = LookaheadEvents(reader.events(leakBlocks: false))
     while let event = try events.nextEvent(prefetching: { pass.prefetch($0) }) {
       pass.apply(event)
     }

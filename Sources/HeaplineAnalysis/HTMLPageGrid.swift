@@ -36,7 +36,7 @@ struct HTMLPageGrid {
     self.bucketCount = max(1, bucketCount)
     var siteIndices: [[Int]: Int] = [:]
     var live = LiveTable<(size: UInt64, site: Int, bucket: Int)>()
-    var events = LookaheadEvents(reader.events())
+    var events = LookaheadEvents(reader.events(leakBlocks: false))
     while let event = try events.nextEvent(prefetching: { live.prefetch($0) }) {
       switch event {
       case .alloc(let alloc):

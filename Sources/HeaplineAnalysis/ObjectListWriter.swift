@@ -48,7 +48,7 @@ public enum ObjectListWriter {
     var live = LiveTable<UInt64>()
     var categoriesSeen: Set<CategoryID> = []
     var recentCategories = RecentKeys(places: 256)
-    var events = LookaheadEvents(reader.events())
+    var events = LookaheadEvents(reader.events(leakBlocks: false))
     while let event = try events.nextEvent(prefetching: { live.prefetch($0) }) {
       switch event {
       case .alloc(let alloc):

@@ -21,7 +21,7 @@ extension Statistics {
   public init(reader: TraceReader, options: StatisticsOptions = StatisticsOptions())
     throws(TraceError)
   {
-    var events = LookaheadEvents(reader.events())
+    var events = LookaheadEvents(reader.events(leakBlocks: false))
     var accumulator = StatisticsAccumulator(splitsCategories: options.splitsStacksByCategory)
     while let event = try events.next(prefetching: { accumulator.prefetch($0) }) {
       if let endTime = options.endTime, event.time > endTime {

@@ -60,7 +60,7 @@ public final class TimelineScan {
       throw Self.tooManyRows(knownEnd, options.interval)
     }
     var pass = TimelinePass(interval: options.interval, maximumRowCount: Self.maximumRowCount)
-    var events = LookaheadEvents(reader.events())
+    var events = LookaheadEvents(reader.events(leakBlocks: false))
     while let event = try events.nextEvent(prefetching: { pass.prefetch($0) }) {
       try pass.apply(event)
     }

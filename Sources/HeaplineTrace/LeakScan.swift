@@ -72,6 +72,11 @@ public struct LeakScan: Hashable, Sendable {
   public var totalNanoseconds: UInt64
   /// The numbers of LEAK_BLOCK and LEAK_EDGE records the LEAK_SCAN record announced.
   public var announcedBlocks: UInt64
+  /// The LEAK_BLOCK records read, whether ``blocks`` keeps them or not
+  /// (``TraceMetadata/keepsLeakBlocks``).
+  public internal(set) var blocksRead: UInt64 = 0
+  /// The LEAK_EDGE records read, whether ``edges`` keeps them or not.
+  public internal(set) var edgesRead: UInt64 = 0
   public var announcedEdges: UInt64
   /// The blocks found, in the order written; ``LeakEdge`` names them by index here.
   public var blocks: [LeakedBlock] = []
@@ -104,7 +109,8 @@ public struct LeakScan: Hashable, Sendable {
 
   /// Whether every announced block and edge was read: a trace cut short may end mid-scan.
   public var isComplete: Bool {
-    UInt64(blocks.count) == announcedBlocks && UInt64(edges.count) == announcedEdges
+    max(UInt64(blocks.count), blocksRead) == announcedBlocks
+      && max(UInt64(edges.count), edgesRead) == announcedEdges
   }
 }
 

@@ -7,6 +7,7 @@ enum ReachabilityRecords {
     _ tag: RecordTag, from cursor: inout ByteCursor, into metadata: inout TraceMetadata
   ) throws {
     let id = try cursor.readVarint()
+    guard metadata.keepsLeakBlocks else { return try skip(tag, from: &cursor) }
     switch tag {
     case .leakGraph:
       let roots = try cursor.readVarint()
@@ -44,6 +45,22 @@ enum ReachabilityRecords {
           id: block.id, address: block.address, size: block.size, stack: block.stack,
           category: block.category,
           parent: parent & 1 == 1 ? .root(index) : .node(index), offset: offset))
+    }
+  }
+
+  /// Reads past a graph record that a pass without leak blocks does not keep.
+  private static func skip(_ tag: RecordTag, from cursor: inout ByteCursor) throws {
+    switch tag {
+    case .leakGraph:
+      _ = try cursor.readVarint()
+      _ = try cursor.readVarint()
+    case .leakRoot:
+      _ = try cursor.readUInt8()
+      for _ in 0..<3 { _ = try cursor.readVarint() }
+    default:
+      _ = try LeakRecords.blockFields(from: &cursor)
+      _ = try cursor.readVarint()
+      _ = try cursor.readVarint()
     }
   }
 

@@ -48,8 +48,9 @@ public struct TraceEventStream {
   /// By thread serial: one past the highest ALLOC counter returned.
   private var allocatedThrough: [UInt64] = []
 
-  init(reader: TraceReader) {
+  init(reader: TraceReader, leakBlocks: Bool = true) {
     self.reader = reader
+    metadata.keepsLeakBlocks = leakBlocks
     self.pending = reader.chunks.enumerated()
       .sorted { ($0.element.baseTime, $0.offset) < ($1.element.baseTime, $1.offset) }
       .map(\.element)

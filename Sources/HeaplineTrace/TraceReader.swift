@@ -86,8 +86,10 @@ public final class TraceReader: Sendable {
     trailer?.endTime ?? chunks.map(\.baseTime).max() ?? 0
   }
 
-  /// A stream of the trace's timed events in time order, across all threads.
-  public func events() -> TraceEventStream {
-    TraceEventStream(reader: self)
+  /// A stream of the trace's timed events in time order, across all threads. Without
+  /// `leakBlocks`, its metadata keeps each leak scan's summary but not its blocks, edges and
+  /// graph (``TraceMetadata/keepsLeakBlocks``), for the passes that do not show them.
+  public func events(leakBlocks: Bool = true) -> TraceEventStream {
+    TraceEventStream(reader: self, leakBlocks: leakBlocks)
   }
 }

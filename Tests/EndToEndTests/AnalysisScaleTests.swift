@@ -1,4 +1,5 @@
 import Foundation
+import HeaplineTrace
 import Testing
 
 /// Analyses run in memory that follows the live blocks and the stacks, never the number of
@@ -63,6 +64,38 @@ struct AnalysisScaleTests {
     // And the longer trace took no more memory than the shorter, give or take 4 MiB of
     // allocator and page-cache noise: 3 M more events must not show
     #expect(peaks[1] <= peaks[0] + 4096, "peak RSS in KiB: \(peaks)")
+  }
+
+  @Test("a leak scan of a million lost blocks costs report, timeline and objects no memory")
+  func aLeakScansBlocksCostNothingToThePassesThatDoNotShowThem() throws {
+    // Given one program, 1,000,000 blocks of 48 bytes left at exit, recorded with the leak scan
+    // at exit (a record for each block found) and without
+    let directory = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let program = try Harness.fixture("blocks", in: directory)
+    var traces: [String] = []
+    for scan in [false, true] {
+      let path = directory.appendingPathComponent(scan ? "scan.trace" : "none.trace").path
+      let result = try Harness.heapline(
+        ["record", "-o", path, "--no-symbols"] + (scan ? [] : ["--no-leaks"])
+          + ["--", program, "1000000", "48", "0", "0"], timeout: 600)
+      #expect(result.status == 0, "\(result.stderr)")
+      traces.append(path)
+    }
+    var stream = try TraceReader(path: traces[1]).events(leakBlocks: false)
+    while try stream.next() != nil {}
+    let scan = try #require(stream.metadata.leakScans.values.first)
+    #expect(scan.blocksRead == 1_000_001 && scan.isComplete && scan.blocks.isEmpty)
+    // When each pass reads both traces, then the scan's blocks take no memory, give or take
+    // 8 MiB (they took about 100 bytes each, 100 MiB, when every pass kept them)
+    for command in [
+      ["report", "--format", "json", "--no-symbolize"], ["timeline", "-o", "/dev/null"],
+      ["objects", "--no-symbolize", "-o", "/dev/null"],
+    ] {
+      let none = try Self.peakResidentKiB([command[0], traces[0]] + command.dropFirst())
+      let withScan = try Self.peakResidentKiB([command[0], traces[1]] + command.dropFirst())
+      #expect(withScan.kib <= none.kib + 8192, "\(command[0]): \(none.kib) KiB, \(withScan.kib)")
+    }
   }
 
   @Test("report's peak RSS is the same for 2 M and 100 M events, and its counts are exact")
