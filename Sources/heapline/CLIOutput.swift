@@ -1,6 +1,7 @@
 #if canImport(Glibc)
   import Glibc
 #endif
+import HeaplineAnalysis
 
 /// Messages from the CLI itself. They go to stderr so that a recorded program's stdout and a
 /// report's output stay clean.
@@ -8,6 +9,15 @@ enum CLIOutput {
   static func error(_ message: String) { write("heapline: " + firstLine(message)) }
   static func warning(_ message: String) { write("heapline: warning: " + firstLine(message)) }
   static func note(_ message: String) { write("heapline: " + message) }
+
+  /// Writes a command's whole text result to standard output. A write that fails (a full disk,
+  /// a closed pipe) is the command's error, as it is for the outputs that are streamed, never a
+  /// silent success.
+  static func result(_ text: String) throws(AnalysisError) {
+    var output = try FileOutput(path: nil)
+    try output.write(text)
+    try output.close()
+  }
 
   /// The usage lines and the --help hint of an argument parser's message, after its error line.
   static func usage(_ message: String) {

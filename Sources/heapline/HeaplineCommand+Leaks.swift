@@ -90,7 +90,7 @@ extension HeaplineCommand {
         }
       let text = renderer.render(report)
       ProgressLine.stop()
-      print(text, terminator: "")
+      try CLIOutput.result(text)
       if report.fails(on: failOn) { throw ExitCode(1) }
     }
   }

@@ -36,8 +36,8 @@ extension HeaplineCommand {
     func run() throws {
       let findings = try RetainCycleLint.lint(paths: paths)
       switch format {
-      case .text: for finding in findings { print(finding.diagnostic) }
-      case .json: print(LintFinding.json(findings), terminator: "")
+      case .text: try CLIOutput.result(findings.map { $0.diagnostic + "\n" }.joined())
+      case .json: try CLIOutput.result(LintFinding.json(findings))
       }
       if !findings.isEmpty { throw ExitCode(1) }
     }

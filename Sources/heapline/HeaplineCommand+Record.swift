@@ -17,7 +17,8 @@ extension HeaplineCommand {
         heapline are passed on to the program, and the program is killed if heapline is.
 
         Exit status, as env and timeout have it: 64 for a usage error, 125 when record itself \
-        fails, 126 when the program cannot be executed, 127 when it is not found.
+        fails (the trace cannot be written, or a write failed during the run, which leaves the \
+        trace cut short), 126 when the program cannot be executed, 127 when it is not found.
         """)
 
     @Option(
@@ -166,6 +167,7 @@ extension HeaplineCommand {
         }
       }
       try TraceRecovery.finish(trace: path, shared: shared, status: status)
+      try checkNotCutShort(path)
       if symbols, destination.wasWritten {
         TraceSymbols.store(in: path, symbolizer: Symbolizer())
       }
@@ -185,6 +187,18 @@ extension HeaplineCommand {
         CLIOutput.warning("'\(program)' \(why): no trace was written")
       }
       try finish(program: program, name: name, trace: path, status: status)
+    }
+
+    /// A trace whose write failed (a disk that filled) ends with what was written, and says so
+    /// in its trailer: `record` fails, as it does when the trace cannot be written at all, and
+    /// keeps the file, which reads up to the failure.
+    private func checkNotCutShort(_ path: String) throws {
+      guard let reader = try? TraceReader(path: path), reader.trailer?.endReason == .writeFailed
+      else { return }
+      CLIOutput.error(
+        "the trace in '\(path)' is cut short: writing it failed (see above), so what the "
+          + "program did after that is missing")
+      throw ExitCode(125)
     }
 
     /// The last words: how the program ended, and its exit status as heapline's.

@@ -61,7 +61,7 @@ extension HeaplineCommand {
         throw ExitCode(1)
       }
       ProgressLine.stop()
-      print(RetainersRenderer(format: format).render(report), terminator: "")
+      try CLIOutput.result(RetainersRenderer(format: format).render(report))
     }
   }
 }

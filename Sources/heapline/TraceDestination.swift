@@ -29,7 +29,12 @@ struct TraceDestination {
       guard fd >= 0 else {
         throw RecordError("cannot write trace to '\(path)': \(String(cString: strerror(errno)))")
       }
+      let room = Self.roomToWrite(fd, at: 0)
       close(fd)
+      if let error = room {
+        unlink(path)
+        throw RecordError("cannot write trace to '\(path)': \(error)")
+      }
       before = nil
       replaced = nil
       return
@@ -38,10 +43,14 @@ struct TraceDestination {
       let kind = existing.type == UInt32(S_IFDIR) ? "a directory" : "not a regular file"
       throw RecordError("cannot write trace to '\(path)': it is \(kind)")
     }
-    guard access(path, W_OK) == 0 else {
+    let fd = open(path, O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else {
       throw RecordError("cannot write trace to '\(path)': \(String(cString: strerror(errno)))")
     }
-    before = existing
+    let room = Self.roomToWrite(fd, at: UInt64(existing.size))
+    close(fd)
+    if let error = room { throw RecordError("cannot write trace to '\(path)': \(error)") }
+    before = FileIdentity(path: path) ?? existing  // the trial moved its modification time
     if existing.size == 0 {
       replaced = nil
     } else if Self.isTrace(path) {
@@ -52,6 +61,29 @@ struct TraceDestination {
       throw RecordError(
         "'\(path)' exists and is not a Heapline trace; refusing to replace it (--force to do so)")
     }
+  }
+
+  /// Why a trace's first chunks could not be written to `fd` (a full disk, a file size
+  /// limit), or nil: 64 KiB written past `size` and cut off again. The shim finds out only once
+  /// the program runs, and then runs it untraced; a disk that fills later ends the trace with
+  /// what was written (`checkWritten`).
+  private static func roomToWrite(_ fd: Int32, at size: UInt64) -> String? {
+    let trial = [UInt8](repeating: 0, count: 64 * 1024)
+    var done = 0
+    while done < trial.count {
+      let wrote = trial.withUnsafeBytes {
+        pwrite(fd, $0.baseAddress! + done, trial.count - done, off_t(size) + off_t(done))
+      }
+      if wrote < 0 && errno == EINTR { continue }
+      guard wrote > 0 else {
+        let reason = String(cString: strerror(errno))
+        _ = ftruncate(fd, off_t(size))
+        return reason
+      }
+      done += wrote
+    }
+    _ = ftruncate(fd, off_t(size))
+    return nil
   }
 
   /// Whether the file starts with the trace magic, `HEAPLINE`.

@@ -107,7 +107,14 @@ enum TraceSymbols {
       copy(source, from: offset, count: UInt64(status.st_size) - offset, to: target),
       fchmod(target, status.st_mode & 0o7777) == 0, fsync(target) == 0,
       rename(temporary, path) == 0
-    else { return false }
+    else {
+      // The trace is whole without them, but a report after a rebuild would name the wrong
+      // functions: said, not silent.
+      CLIOutput.warning(
+        "the symbols could not be stored in '\(path)' (\(String(cString: strerror(errno)))): "
+          + "reports will read them from the program's files as they are then")
+      return false
+    }
     done = true
     return true
   }

@@ -94,6 +94,34 @@ import Testing
     #expect(full.stdout.isEmpty && directory.stdout.isEmpty)
   }
 
+  @Test func recordWithNoRoomForTheTraceFailsBeforeTheProgramRuns() throws {
+    // Given a file size limit of 0 (SIGXFSZ ignored: a write past it fails with EFBIG, as a
+    // full disk fails with ENOSPC) and a program that would leave a mark
+    let dir = try Harness.temporaryDirectory()
+    let trace = dir.appendingPathComponent("a.trace").path
+    let mark = dir.appendingPathComponent("ran").path
+    let script = "trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\""
+    let result = try Harness.run(
+      "/bin/sh",
+      ["-c", script, Harness.heapline, "record", "-o", trace, "--", "/bin/sh", "-c",
+       "touch '\(mark)'"])
+    // Then record fails in one line, before the program runs, and leaves no empty trace
+    expectRefusal(result, status: 125, mentioning: "cannot write trace to '\(trace)': File too large")
+    #expect(try names(in: dir).isEmpty)
+  }
+
+  @Test func reportsThatCannotBeWrittenFailWithTheReason() throws {
+    // Given a trace with a leak scan, and standard output on a full device
+    let (_, _, trace) = try recorded()
+    for command in [["report", trace], ["leaks", trace], ["report", trace, "--format", "json"]] {
+      let result = try Harness.run(
+        "/bin/sh", ["-c", "exec \"$0\" \"$@\" > /dev/full", Harness.heapline] + command)
+      // Then each says so in one line and fails, where the text reports used to exit 0
+      expectRefusal(
+        result, status: 2, mentioning: "cannot write 'standard output': No space left on device")
+    }
+  }
+
   @Test func recordToStandardOutputIsAUsageErrorAndMakesNoFile() throws {
     let (dir, program, _) = try recorded()
     let before = try names(in: dir)

@@ -142,10 +142,11 @@ import Testing
     let program = try Harness.fixture("fulldisk", in: dir)
     let trace = dir.appendingPathComponent("full.trace")
     let result = try Harness.heapline(["record", "-o", trace.path, "--", program])
-    // The program finishes with its own output and status
-    #expect(result.status == 0)
+    // The program finishes with its own output; record fails, and says the trace is cut short
+    #expect(result.status == 125)
     #expect(result.stdout == "sum 1999999000000\n")
     #expect(result.stderr.contains("heapline: trace write failed, recording stopped"))
+    #expect(result.stderr.contains("is cut short: writing it failed"))
     // What was written before the disk filled is whole and readable
     let size = try #require(
       try FileManager.default.attributesOfItem(atPath: trace.path)[.size] as? Int)
