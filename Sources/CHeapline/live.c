@@ -41,7 +41,9 @@ static struct hl_shard hl_shards[HL_SHARDS];
 // 16-byte offset in the run; only the run's place is hashed. A program allocates and frees
 // blocks near the ones it just allocated and freed, so most probes land on a cache line and a
 // page the previous probe loaded: on the Python workload this took an eighth off the CPU of the
-// whole recording. Runs overlap at random places, so the table fills as evenly as before.
+// whole recording. A run's place is the page's number times the golden ratio's constant, which
+// spaces the pages a heap grows through as evenly as a lattice: with places drawn at random
+// (a stronger hash), runs piled up into clusters and a find took 237 probes rather than 6.6.
 #define HL_RUN_BITS 8
 static inline uint64_t mix(uint64_t addr) {
   return (addr >> (4 + HL_RUN_BITS)) * 0x9E3779B97F4A7C15ull;
