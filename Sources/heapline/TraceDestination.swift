@@ -43,14 +43,6 @@ struct TraceDestination {
       let kind = existing.type == UInt32(S_IFDIR) ? "a directory" : "not a regular file"
       throw RecordError("cannot write trace to '\(path)': it is \(kind)")
     }
-    let fd = open(path, O_WRONLY | O_CLOEXEC)
-    guard fd >= 0 else {
-      throw RecordError("cannot write trace to '\(path)': \(String(cString: strerror(errno)))")
-    }
-    let room = Self.roomToWrite(fd, at: UInt64(existing.size))
-    close(fd)
-    if let error = room { throw RecordError("cannot write trace to '\(path)': \(error)") }
-    before = FileIdentity(path: path) ?? existing  // the trial moved its modification time
     if existing.size == 0 {
       replaced = nil
     } else if Self.isTrace(path) {
@@ -61,12 +53,20 @@ struct TraceDestination {
       throw RecordError(
         "'\(path)' exists and is not a Heapline trace; refusing to replace it (--force to do so)")
     }
+    let fd = open(path, O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+      throw RecordError("cannot write trace to '\(path)': \(String(cString: strerror(errno)))")
+    }
+    let room = Self.roomToWrite(fd, at: UInt64(existing.size))
+    close(fd)
+    if let error = room { throw RecordError("cannot write trace to '\(path)': \(error)") }
+    before = FileIdentity(path: path) ?? existing  // the trial moved its modification time
   }
 
   /// Why a trace's first chunks could not be written to `fd` (a full disk, a file size
   /// limit), or nil: 64 KiB written past `size` and cut off again. The shim finds out only once
   /// the program runs, and then runs it untraced; a disk that fills later ends the trace with
-  /// what was written (`checkWritten`).
+  /// what was written (`record`'s check that the trace is not cut short).
   private static func roomToWrite(_ fd: Int32, at size: UInt64) -> String? {
     let trial = [UInt8](repeating: 0, count: 64 * 1024)
     var done = 0
