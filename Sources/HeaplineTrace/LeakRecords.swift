@@ -67,8 +67,11 @@ enum LeakRecords {
       let block = LeakedBlock(
         id: fields.id, address: fields.address, size: fields.size, stack: fields.stack,
         category: fields.category, reachability: reachability)
-      metadata.leakScans[id, default: placeholder(id)].blocksRead += 1
-      if metadata.keepsLeakBlocks { metadata.leakScans[id]!.blocks.append(block) }
+      if metadata.keepsLeakBlocks {
+        metadata.leakScans[id, default: placeholder(id)].blocks.append(block)
+      } else {
+        metadata.leakScans[id, default: placeholder(id)].blocksRead += 1
+      }
     case .leakGraph, .leakRoot, .leakNode:
       try ReachabilityRecords.decode(tag, from: &cursor, into: &metadata)
     default:
@@ -78,15 +81,20 @@ enum LeakRecords {
       let flags = try cursor.readUInt8()
       // Only the count is read: a copy of the scan held across the append below would share
       // its arrays, and every append would copy them whole (quadratic in a big scan).
-      let limit = metadata.leakScans[id].map { max($0.blocksRead, $0.announcedBlocks) } ?? 0
+      let limit =
+        metadata.leakScans[id].map {
+          max(UInt64($0.blocks.count), $0.blocksRead, $0.announcedBlocks)
+        } ?? 0
       guard from < limit, to < limit, let from = Int(exactly: from), let to = Int(exactly: to)
       else {
         throw ChunkCursor.MalformedRecord(
           detail: "leak edge \(from) -> \(to) of scan \(id) names a block not written before it")
       }
-      metadata.leakScans[id, default: placeholder(id)].edgesRead += 1
-      guard metadata.keepsLeakBlocks else { return }
-      metadata.leakScans[id]!.edges.append(
+      guard metadata.keepsLeakBlocks else {
+        metadata.leakScans[id, default: placeholder(id)].edgesRead += 1
+        return
+      }
+      metadata.leakScans[id, default: placeholder(id)].edges.append(
         LeakEdge(from: from, to: to, isInterior: flags & 1 != 0))
     }
   }

@@ -72,10 +72,9 @@ public struct LeakScan: Hashable, Sendable {
   public var totalNanoseconds: UInt64
   /// The numbers of LEAK_BLOCK and LEAK_EDGE records the LEAK_SCAN record announced.
   public var announcedBlocks: UInt64
-  /// The LEAK_BLOCK records read, whether ``blocks`` keeps them or not
-  /// (``TraceMetadata/keepsLeakBlocks``).
+  /// The LEAK_BLOCK and LEAK_EDGE records read and not kept in ``blocks`` and ``edges``, by a
+  /// stream without leak blocks (``TraceMetadata/keepsLeakBlocks``); 0 when they are kept.
   public internal(set) var blocksRead: UInt64 = 0
-  /// The LEAK_EDGE records read, whether ``edges`` keeps them or not.
   public internal(set) var edgesRead: UInt64 = 0
   public var announcedEdges: UInt64
   /// The blocks found, in the order written; ``LeakEdge`` names them by index here.
