@@ -7,11 +7,12 @@ enum ReachabilityRecords {
     _ tag: RecordTag, from cursor: inout ByteCursor, into metadata: inout TraceMetadata
   ) throws {
     let id = try cursor.readVarint()
-    guard metadata.keepsLeakBlocks else { return try skip(tag, from: &cursor) }
+    // A pass without leak blocks reads each record whole and keeps none of it.
     switch tag {
     case .leakGraph:
       let roots = try cursor.readVarint()
       let nodes = try cursor.readVarint()
+      guard metadata.keepsLeakBlocks else { return }
       metadata.leakScans[id, default: LeakRecords.placeholder(id)].graph = ReachabilityGraph(
         announcedRoots: roots, announcedNodes: nodes)
     case .leakRoot:
@@ -23,12 +24,14 @@ enum ReachabilityRecords {
       let root = ReachabilityGraph.Root(
         kind: kind, thread: thread, start: Address(try cursor.readVarint()),
         end: Address(try cursor.readVarint()))
+      guard metadata.keepsLeakBlocks else { return }
       try graphless(id, metadata)
       metadata.leakScans[id]!.graph!.roots.append(root)
     default:
       let block = try LeakRecords.blockFields(from: &cursor)
       let parent = try cursor.readVarint()
       let offset = try cursor.readVarint()
+      guard metadata.keepsLeakBlocks else { return }
       try graphless(id, metadata)
       // Only the counts are read: a copy of the graph held across the append below would share
       // its arrays, and every append would copy them whole (quadratic in a big graph).
@@ -45,22 +48,6 @@ enum ReachabilityRecords {
           id: block.id, address: block.address, size: block.size, stack: block.stack,
           category: block.category,
           parent: parent & 1 == 1 ? .root(index) : .node(index), offset: offset))
-    }
-  }
-
-  /// Reads past a graph record that a pass without leak blocks does not keep.
-  private static func skip(_ tag: RecordTag, from cursor: inout ByteCursor) throws {
-    switch tag {
-    case .leakGraph:
-      _ = try cursor.readVarint()
-      _ = try cursor.readVarint()
-    case .leakRoot:
-      _ = try cursor.readUInt8()
-      for _ in 0..<3 { _ = try cursor.readVarint() }
-    default:
-      _ = try LeakRecords.blockFields(from: &cursor)
-      _ = try cursor.readVarint()
-      _ = try cursor.readVarint()
     }
   }
 

@@ -25,16 +25,7 @@ struct TraceDestination {
       throw RecordError("refusing to write the trace over '\(same)' (it is the same file)")
     }
     guard let existing = FileIdentity(path: path) else {
-      let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-      guard fd >= 0 else {
-        throw RecordError("cannot write trace to '\(path)': \(String(cString: strerror(errno)))")
-      }
-      let room = Self.roomToWrite(fd, at: 0)
-      close(fd)
-      if let error = room {
-        unlink(path)
-        throw RecordError("cannot write trace to '\(path)': \(error)")
-      }
+      try Self.makeRoom(at: path, creating: true, after: 0)
       before = nil
       replaced = nil
       return
@@ -53,14 +44,24 @@ struct TraceDestination {
       throw RecordError(
         "'\(path)' exists and is not a Heapline trace; refusing to replace it (--force to do so)")
     }
-    let fd = open(path, O_WRONLY | O_CLOEXEC)
+    try Self.makeRoom(at: path, creating: false, after: UInt64(existing.size))
+    before = FileIdentity(path: path) ?? existing  // the trial moved its modification time
+  }
+
+  /// Opens `path` for writing (`creating` it, new) and tries the room its first chunks need
+  /// (roomToWrite); a file it created is removed again when there is none.
+  private static func makeRoom(at path: String, creating: Bool, after size: UInt64) throws {
+    let fd =
+      creating
+      ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) : open(path, O_WRONLY | O_CLOEXEC)
     guard fd >= 0 else {
       throw RecordError("cannot write trace to '\(path)': \(String(cString: strerror(errno)))")
     }
-    let room = Self.roomToWrite(fd, at: UInt64(existing.size))
+    let room = roomToWrite(fd, at: size)
     close(fd)
-    if let error = room { throw RecordError("cannot write trace to '\(path)': \(error)") }
-    before = FileIdentity(path: path) ?? existing  // the trial moved its modification time
+    guard let error = room else { return }
+    if creating { unlink(path) }
+    throw RecordError("cannot write trace to '\(path)': \(error)")
   }
 
   /// Why a trace's first chunks could not be written to `fd` (a full disk, a file size
