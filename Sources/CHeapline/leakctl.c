@@ -4,7 +4,7 @@
 // stopped thread. It
 // reads module segments (dl_iterate_phdr) before the world stops and checks afterwards that no
 // module came or went meanwhile; when one did, it scans again. Results are written once the
-// world runs again, into the scanning thread's buffer.
+// world runs again, into the scanning thread's buffer, before the live table's locks are let go.
 //
 // With HEAPLINE_LEAKS_GRAPH=1 (record --graph), each scan also keeps its reachability graph
 // (scangraph.c) and writes it after its leak records.
@@ -40,69 +40,71 @@ static int hl_keep_graph;  // HEAPLINE_LEAKS_GRAPH: record --graph
 
 struct hl_result {
   struct hl_leak_scan_info info;
-  struct hl_leak_block *blocks;
-  uint32_t count;
-  struct hl_edge *edges;
-  size_t edge_count;
   uint64_t lost_blocks, lost_bytes, possible_blocks, possible_bytes;
   struct hl_graph_result graph;  // with --graph
 };
 
 static int32_t gettid_raw(void) { return (int32_t)syscall(SYS_gettid); }
 
-// Copies what the report needs out of the scan and the live table, while both hold still.
-static int collect(struct hl_scan *s, struct hl_result *r) {
-  uint32_t count = 0;
-  for (uint32_t j = 0; j < s->ix.count; j++)
-    count += s->state[j] == HL_UNSEEN || s->state[j] == HL_POSSIBLE;
-  uint32_t *order = hl_map((count ? count : 1) * sizeof *order);
-  r->blocks = hl_map((count ? count : 1) * sizeof *r->blocks);
-  r->edges = hl_map((s->edges.len ? s->edges.len : 1) * sizeof *r->edges);
-  if (!order || !r->blocks || !r->edges) return ENOMEM;
-  for (uint32_t j = 0, k = 0; j < s->ix.count; j++) {
-    int lost = s->state[j] == HL_UNSEEN;
-    if (!lost && s->state[j] != HL_POSSIBLE) continue;
-    struct hl_block block;
-    hl_live_block_at(s->ix.ref[j], &block);
-    const struct hl_block *blk = &block;
-    struct hl_leak_block *out = &r->blocks[k];
-    *out = (struct hl_leak_block){.addr = blk->addr, .size = blk->size, .counter = blk->counter,
-                                  .serial = blk->serial, .stack = blk->stack,
-                                  .category = blk->category, .kind = lost ? 1 : 2};
-    if (blk->size >= 16) memcpy(out->words, (const void *)(uintptr_t)blk->addr, 16);
-    *(lost ? &r->lost_blocks : &r->possible_blocks) += 1;
-    *(lost ? &r->lost_bytes : &r->possible_bytes) += blk->size;
-    order[k++] = j;
+static inline int reported(uint8_t state) { return state == HL_UNSEEN || state == HL_POSSIBLE; }
+
+// The scan's findings, written into `b` (or only counted, without one) straight from the scan
+// and the live table, whose locks keep every block from being freed: nothing is copied, so a
+// program that exits with millions of lost blocks costs the scan no more than its index. Edges
+// name blocks by their place among the findings: a count every 64 blocks, and a count of the
+// few between, gives it.
+static void put_findings(struct hl_scan *s, struct hl_buffer *b, struct hl_result *r) {
+  uint32_t n = s->ix.count, count = 0;
+  size_t prefix_bytes = ((size_t)n / 64 + 1) * sizeof(uint32_t);
+  uint32_t *prefix = hl_map(prefix_bytes);
+  for (uint32_t j = 0; j < n; j++) {
+    if (prefix && j % 64 == 0) prefix[j / 64] = count;
+    count += reported(s->state[j]);
   }
-  // Edges name blocks by their place in the report: the scan's indices, looked up in order.
-  for (size_t e = 0; e < s->edges.len; e++) {
-    struct hl_edge edge = HL_VEC_AT(&s->edges, struct hl_edge, e);
+  size_t edges = prefix ? s->edge_count : 0;  // out of memory: the findings without their edges
+  if (b) hl_emit_leak_scan(b, &r->info, count, edges);
+  for (uint32_t j = 0; j < n; j++) {
+    if (!reported(s->state[j])) continue;
+    int lost = s->state[j] == HL_UNSEEN;
+    struct hl_block blk;
+    hl_live_block_at(s->ix.blocks[j].ref, &blk);
+    *(lost ? &r->lost_blocks : &r->possible_blocks) += 1;
+    *(lost ? &r->lost_bytes : &r->possible_bytes) += blk.size;
+    if (!b) continue;
+    struct hl_leak_block k = {.addr = blk.addr, .size = blk.size, .counter = blk.counter,
+                              .serial = blk.serial, .stack = blk.stack,
+                              .category = blk.category, .kind = lost ? 1 : 2};
+    if (blk.size >= 16) memcpy(k.words, (const void *)(uintptr_t)blk.addr, 16);
+    if (hl_swift_present && !k.category && k.size >= 16)  // a class not named yet
+      k.category = hl_swift_classify_in(b, k.size, k.words);
+    hl_emit_leak_block(b, r->info.id, &k);
+  }
+  struct hl_edge edge = {0, 0, 0};
+  for (size_t e = 0, at = 0; b && e < edges; e++) {
+    hl_scan_edge_next(s, &at, &edge);
     uint32_t ends[2] = {edge.from, edge.to};
     for (int side = 0; side < 2; side++) {
-      uint32_t lo = 0, hi = count;
-      while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (order[mid] < ends[side]) lo = mid + 1;
-        else hi = mid;
-      }
-      ends[side] = lo;
+      uint32_t j = ends[side], rank = prefix[j / 64];
+      for (uint32_t i = j & ~63u; i < j; i++) rank += reported(s->state[i]);
+      ends[side] = rank;
     }
-    r->edges[r->edge_count++] = (struct hl_edge){ends[0], ends[1], edge.flags};
+    hl_emit_leak_edge(b, r->info.id, ends[0], ends[1], edge.flags);
   }
-  hl_unmap(order, (count ? count : 1) * sizeof *order);
-  r->count = count;
-  return 0;
+  hl_unmap(prefix, prefix_bytes);
 }
 
-static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, uintptr_t sp,
-                     uintptr_t own_sp, int *modules_changed) {
+// One scan; with `b`, its findings are written, unless a module came or went meanwhile and
+// `last_try` is not set: then *modules_changed says to scan again.
+static int scan_once(struct hl_result *r, struct hl_buffer *b, int last_try, uint64_t started,
+                     const uint64_t *regs, size_t nregs, uintptr_t sp, uintptr_t own_sp,
+                     int *modules_changed) {
   unsigned long long generation;
   struct hl_modules *modules = hl_modules_snapshot(&generation);
   hl_roots_lock();
   hl_live_lock_all();
   hl_stacks_lock();
   struct hl_scan s;
-  int err = hl_scan_begin(&s) ? ENOMEM : 0;
+  int err = hl_scan_begin(&s);
   if (!err && hl_keep_graph && hl_graph_begin(&s)) hl_graph_end(&s);  // the scan, graphless
   struct hl_world w;
   uint64_t stopped_at = hl_monotonic_ns();
@@ -118,32 +120,35 @@ static int scan_once(struct hl_result *r, const uint64_t *regs, size_t nregs, ui
     int program_thread = gettid_raw() != atomic_load(&hl_sampler_tid);
     hl_roots_scan(&s, modules, &w, regs, nregs, sp, program_thread, untracked);
     hl_scan_finish(&s);
-    err = collect(&s, r);
     hl_world_resume(&w);
     r->info.stop_ns = hl_monotonic_ns() - stopped_at;
-    // The graph is copied with the world running again: the live table's locks, still held,
-    // keep every block from being freed (a free waits for them before the real free).
-    if (!err && s.graph && hl_graph_collect(&s, &r->graph)) hl_graph_release(&r->graph);
+    *modules_changed = hl_modules_generation() != generation;
     r->info.flags = (untracked ? HL_SCAN_UNTRACKED : 0) |
-                    (w.unresponsive ? HL_SCAN_UNRESPONSIVE : 0);
+                    (w.unresponsive ? HL_SCAN_UNRESPONSIVE : 0) |
+                    (*modules_changed ? HL_SCAN_MODULES_CHANGED : 0);
     r->info.threads_stopped = w.stopped;
     r->info.threads_unresponsive = w.unresponsive;
     r->info.live_blocks = s.ix.count;
     r->info.live_bytes = s.ix.live_bytes;
     r->info.root_bytes = s.root_bytes;
+    r->info.total_ns = hl_monotonic_ns() - started;
+    // With the world running again, the live table's locks, still held, keep every block from
+    // being freed (a free waits for them before the real free): the findings and the graph are
+    // read now, and the buffer's chunks can be written (a stopped thread may have held the file).
+    if (!*modules_changed || last_try) {
+      put_findings(&s, b, r);
+      if (s.graph && hl_graph_collect(&s, &r->graph)) hl_graph_release(&r->graph);
+    }
   }
   hl_stacks_unlock();
   hl_live_unlock_all();
   hl_roots_unlock();
   hl_scan_end(&s);
-  *modules_changed = hl_modules_generation() != generation;
   hl_modules_release(modules);
   return err;
 }
 
 static void release(struct hl_result *r) {
-  hl_unmap(r->blocks, (r->count ? r->count : 1) * sizeof *r->blocks);
-  hl_unmap(r->edges, (r->edge_count ? r->edge_count : 1) * sizeof *r->edges);
   hl_graph_release(&r->graph);
   memset(r, 0, sizeof *r);
 }
@@ -166,6 +171,9 @@ static void *hl_scan_stack;  // under hl_scan_lock
 
 struct scan_call {
   struct hl_result *r;
+  struct hl_buffer *b;
+  int last_try;
+  uint64_t started;
   const uint64_t *regs;
   size_t nregs;
   uintptr_t sp, own_sp;
@@ -174,17 +182,19 @@ struct scan_call {
 
 static void scan_on_own_stack(void *context) {
   struct scan_call *c = context;
-  c->err = scan_once(c->r, c->regs, c->nregs, c->sp, c->own_sp, c->changed);
+  c->err = scan_once(c->r, c->b, c->last_try, c->started, c->regs, c->nregs, c->sp, c->own_sp,
+                     c->changed);
 }
 
-static int scan_once_aside(struct hl_result *r, const uint64_t *regs, size_t nregs, uintptr_t sp,
-                           int *changed) {
-  uintptr_t own_sp = (uintptr_t)__builtin_frame_address(0);  // the thread's own stack
+static int scan_once_aside(struct scan_call *c) {
+  c->own_sp = (uintptr_t)__builtin_frame_address(0);  // the thread's own stack
   if (!hl_scan_stack) hl_scan_stack = hl_map(HL_SCAN_STACK_BYTES);
-  if (!hl_scan_stack) return scan_once(r, regs, nregs, sp, own_sp, changed);
-  struct scan_call c = {r, regs, nregs, sp, own_sp, changed, 0};
-  hl_on_stack(scan_on_own_stack, &c, (char *)hl_scan_stack + HL_SCAN_STACK_BYTES);
-  return c.err;
+  if (!hl_scan_stack) {
+    scan_on_own_stack(c);
+    return c->err;
+  }
+  hl_on_stack(scan_on_own_stack, c, (char *)hl_scan_stack + HL_SCAN_STACK_BYTES);
+  return c->err;
 }
 
 static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t sp,
@@ -199,41 +209,41 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
   }
   uint64_t started = hl_monotonic_ns();
   hl_heapwalk_init();
+  // The buffer is taken before the scan, which writes its findings while it holds the live
+  // table, and let go after: letting go may free what signal handlers deferred.
+  int mine = gettid_raw() == atomic_load(&hl_sampler_tid);  // the shim's own thread
+  struct hl_buffer *b = mine ? hl_sampler_buffer : hl_acquire();
+  if (atomic_load(&hl_epoch) != hl_scan_epoch) {  // a new recording numbers its scans anew
+    hl_scan_epoch = atomic_load(&hl_epoch);
+    hl_scan_id = 0;
+  }
   struct hl_result r;
   int err, changed = 0;
   for (int attempt = 0;; attempt++) {
     memset(&r, 0, sizeof r);
-    err = scan_once_aside(&r, regs, nregs, sp, &changed);
+    r.info.id = hl_scan_id + 1;
+    r.info.trigger = (uint32_t)trigger;
+    struct scan_call c = {&r, b, attempt == 2, started, regs, nregs, sp, 0, &changed, 0};
+    err = scan_once_aside(&c);
     if (err || !changed || attempt == 2) break;
     release(&r);  // a module was loaded or unloaded meanwhile: its segments may be missing
   }
   if (err == ETIMEDOUT)  // the ptrace helper never answered; it was killed, and nothing waits
     hl_log("leak scan abandoned: the program's threads could not be stopped in time", NULL);
-  int mine = gettid_raw() == atomic_load(&hl_sampler_tid);  // the shim's own thread
-  struct hl_buffer *b = err ? NULL : mine ? hl_sampler_buffer : hl_acquire();
-  if (b) {
-    if (atomic_load(&hl_epoch) != hl_scan_epoch) {  // a new recording numbers its scans anew
-      hl_scan_epoch = atomic_load(&hl_epoch);
-      hl_scan_id = 0;
-    }
-    r.info.id = ++hl_scan_id;
-    r.info.trigger = (uint32_t)trigger;
-    r.info.flags |= changed ? HL_SCAN_MODULES_CHANGED : 0;
-    for (uint32_t i = 0; hl_swift_present && i < r.count; i++)  // classes not named yet
-      if (!r.blocks[i].category && r.blocks[i].size >= 16)
-        r.blocks[i].category = hl_swift_classify_in(b, r.blocks[i].size, r.blocks[i].words);
-    r.info.total_ns = hl_monotonic_ns() - started;
+  if (err == EOVERFLOW)  // 5-level paging, asked for by a mapping hint: blocks past 2^48
+    hl_log("leak scan skipped: a block lies above 2^48, past what the scan can index", NULL);
+  if (b && !err) {
+    hl_scan_id = r.info.id;
     for (uint32_t i = 0; hl_swift_present && i < r.graph.node_count; i++) {
       struct hl_leak_block *k = &r.graph.nodes[i].block;
       if (!k->category && k->size >= 16) k->category = hl_swift_classify_in(b, k->size, k->words);
     }
-    hl_emit_leak_scan(b, &r.info, r.blocks, r.count, r.edges, r.edge_count);
     if (r.graph.nodes) hl_emit_leak_graph(b, r.info.id, &r.graph);
     hl_buffer_flush(b);
-    if (!mine) hl_release(b);
   }
+  if (b && !mine) hl_release(b);
   if (summary && !err)
-    *summary = (struct heapline_leak_summary){r.info.id, r.lost_blocks, r.lost_bytes,
+    *summary = (struct heapline_leak_summary){b ? r.info.id : 0, r.lost_blocks, r.lost_bytes,
                                               r.possible_blocks, r.possible_bytes};
   release(&r);
   hl_spin_unlock(&hl_scan_lock);

@@ -1,6 +1,7 @@
 // A leak scan's results in the trace (TraceFormat.md): one LEAK_SCAN record, then a LEAK_BLOCK
 // for each block the scan could not reach or reached only through an interior pointer, then a
-// LEAK_EDGE for each pointer between two of those blocks, all in the scanning thread's buffer.
+// LEAK_EDGE for each pointer between two of those blocks, all in the scanning thread's buffer,
+// which the scan fills record by record (leakctl.c).
 // None is timed: LEAK_SCAN carries its own time, so that the records decode without the chunk's
 // time deltas, and a scan's records may span several chunks of that thread. The caller flushes
 // the buffer afterwards.
@@ -21,9 +22,8 @@ static void put_block(struct hl_buffer *b, const struct hl_leak_block *k) {
   hl_put_varint(b, k->category ? k->category : hl_size_class(k->size));
 }
 
-void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info,
-                       const struct hl_leak_block *blocks, uint32_t count,
-                       const struct hl_edge *edges, size_t edge_count) {
+void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info, uint32_t count,
+                       size_t edge_count) {
   // The scan starts a chunk of its own: the reader decodes a chunk's records lazily, up to its
   // next timed one, and opens the chunks that follow by time; in chunks of untimed records
   // only, the scan's records are read in the order written.
@@ -44,24 +44,26 @@ void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info
   hl_put_varint(b, count);
   hl_put_varint(b, edge_count);
   hl_commit_record(b);
-  for (uint32_t i = 0; i < count; i++) {
-    const struct hl_leak_block *k = &blocks[i];
-    hl_ensure(b, 2 + 7 * 10);
-    hl_put_u8(b, HL_TAG_LEAK_BLOCK);
-    hl_put_varint(b, info->id);
-    hl_put_u8(b, (uint8_t)k->kind);
-    put_block(b, k);
-    hl_commit_record(b);
-  }
-  for (size_t i = 0; i < edge_count; i++) {
-    hl_ensure(b, 2 + 3 * 10);
-    hl_put_u8(b, HL_TAG_LEAK_EDGE);
-    hl_put_varint(b, info->id);
-    hl_put_varint(b, edges[i].from);
-    hl_put_varint(b, edges[i].to);
-    hl_put_u8(b, (uint8_t)edges[i].flags);
-    hl_commit_record(b);
-  }
+}
+
+void hl_emit_leak_block(struct hl_buffer *b, uint32_t scan, const struct hl_leak_block *k) {
+  hl_ensure(b, 2 + 7 * 10);
+  hl_put_u8(b, HL_TAG_LEAK_BLOCK);
+  hl_put_varint(b, scan);
+  hl_put_u8(b, (uint8_t)k->kind);
+  put_block(b, k);
+  hl_commit_record(b);
+}
+
+void hl_emit_leak_edge(struct hl_buffer *b, uint32_t scan, uint32_t from, uint32_t to,
+                       uint32_t flags) {
+  hl_ensure(b, 2 + 3 * 10);
+  hl_put_u8(b, HL_TAG_LEAK_EDGE);
+  hl_put_varint(b, scan);
+  hl_put_varint(b, from);
+  hl_put_varint(b, to);
+  hl_put_u8(b, (uint8_t)flags);
+  hl_commit_record(b);
 }
 
 void hl_emit_leak_graph(struct hl_buffer *b, uint32_t scan, const struct hl_graph_result *r) {

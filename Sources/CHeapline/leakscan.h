@@ -43,12 +43,26 @@ const struct hl_mapping *hl_maps_find(const struct hl_vec *maps, uintptr_t addr)
 int hl_safe_read(uintptr_t addr, void *out, size_t bytes);  // 0 when it is not readable
 
 // scanindex.c: the live blocks, sorted by address, with a directory for interior lookups.
+// 12 bytes a block: beside the live table, the index is most of what the scan of a program that
+// exits with millions of blocks costs, and that scan runs by default. Addresses have 48 bits
+// (x86-64's user space has 47); sizes past 16 bits are read from the live table.
 struct hl_sblock {
-  uint64_t addr, end;  // end is addr + size (at least addr + 1, so malloc(0) can be found)
+  uint32_t addr_lo;
+  uint16_t addr_hi;
+  uint16_t size;  // at least 1, so that malloc(0) can be found; HL_SBLOCK_BIG: see the table
+  uint32_t ref;   // shard << 24 | slot, to find the block's record in the live table
 };
+#define HL_SBLOCK_BIG UINT16_MAX
+#define HL_SBLOCK_ADDR_LIMIT (1ull << 48)
+uint64_t hl_sblock_big_end(const struct hl_sblock *b);  // from the live table
+static inline uint64_t hl_sblock_addr(const struct hl_sblock *b) {
+  return b->addr_lo | (uint64_t)b->addr_hi << 32;
+}
+static inline uint64_t hl_sblock_end(const struct hl_sblock *b) {
+  return b->size != HL_SBLOCK_BIG ? hl_sblock_addr(b) + b->size : hl_sblock_big_end(b);
+}
 struct hl_index {
   struct hl_sblock *blocks;
-  uint32_t *ref;  // shard << 24 | slot, to find each block's record in the live table
   uint32_t count;
   uint64_t lo, hi;  // every block lies in [lo, hi)
   uint64_t live_bytes;
@@ -62,7 +76,8 @@ struct hl_index {
   uint32_t regions, shift;
 };
 enum { HL_BUCKETS = 1024 };
-int hl_index_build(struct hl_index *ix);  // with the live table locked; 0 or ENOMEM
+// With the live table locked; 0, ENOMEM, or EOVERFLOW for a block past HL_SBLOCK_ADDR_LIMIT.
+int hl_index_build(struct hl_index *ix);
 void hl_index_free(struct hl_index *ix);
 // The block that holds `p`, or -1. Sets *interior when p is not the block's start.
 int64_t hl_index_lookup(const struct hl_index *ix, uint64_t p, int *interior);
@@ -104,7 +119,14 @@ struct hl_scan {
   struct hl_index ix;
   uint8_t *state;
   struct hl_vec frontier;  // of uint32_t
-  struct hl_vec edges;     // of struct hl_edge
+  // Edges, coded: each is from's step from the edge before and to's distance from from,
+  // zigzagged, doubled and plus HL_EDGE_INTERIOR, as two varints; 2 to 5 bytes an edge, not 12:
+  // a program that exits with a lost list of millions of nodes has as many edges.
+  struct hl_vec edges;  // bytes
+  size_t edge_count;
+  uint32_t last_from;
+  struct hl_edge recent[8];  // the last edges from `from`, which one pointer more would repeat
+  uint32_t recent_count;
   struct hl_vec maps;      // of struct hl_mapping
   uint64_t root_bytes;
   struct hl_vec scanned;  // struct hl_mapping: the root regions scanned, while `record` is set
@@ -115,13 +137,16 @@ struct hl_scan {
   uint32_t root_kind;      // HL_ROOT_*: what roots.c scans now, for the graph's roots
   int32_t root_tid;        // the thread whose stack, registers or TLS they are
 };
-int hl_scan_begin(struct hl_scan *s);  // index and state; with the live table locked
+int hl_scan_begin(struct hl_scan *s);  // index and state, with the live table locked; 0 or errno
 uint32_t hl_scan_skip_unmapped(struct hl_scan *s);  // after maps are read; returns how many
 void hl_scan_root(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // a root region, clipped
 void hl_scan_root_copied(struct hl_scan *s, uintptr_t lo, uintptr_t hi);  // may be unmapped
 void hl_scan_registers(struct hl_scan *s, const uint64_t *regs, size_t count);
 void hl_scan_mark_root_block(struct hl_scan *s, int64_t block);  // a block that is a root
 void hl_scan_finish(struct hl_scan *s);  // floods, then finds possibly reachable blocks, edges
+// The edge that starts at byte *at of s->edges, after the one before it (*edge, zeroed for the
+// first); moves *at past it.
+void hl_scan_edge_next(const struct hl_scan *s, size_t *at, struct hl_edge *edge);
 void hl_scan_end(struct hl_scan *s);
 
 // A block in the scan's records (leakrecords.c).
@@ -212,8 +237,10 @@ struct hl_leak_scan_info {
   uint32_t id, trigger, flags, threads_stopped, threads_unresponsive;
   uint64_t time, live_blocks, live_bytes, root_bytes, stop_ns, total_ns;
 };
-void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info,
-                       const struct hl_leak_block *blocks, uint32_t count,
-                       const struct hl_edge *edges, size_t edge_count);
+void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info, uint32_t count,
+                       size_t edge_count);  // then `count` blocks, then `edge_count` edges
+void hl_emit_leak_block(struct hl_buffer *b, uint32_t scan, const struct hl_leak_block *k);
+void hl_emit_leak_edge(struct hl_buffer *b, uint32_t scan, uint32_t from, uint32_t to,
+                       uint32_t flags);
 
 #endif

@@ -67,7 +67,7 @@ static uint32_t first_block_after(const struct hl_index *ix, uintptr_t addr) {
   uint32_t lo = 0, hi = ix->count;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (ix->blocks[mid].end <= addr) lo = mid + 1;
+    if (hl_sblock_end(&ix->blocks[mid]) <= addr) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -75,9 +75,9 @@ static uint32_t first_block_after(const struct hl_index *ix, uintptr_t addr) {
 
 // Whether the blocks in [lo, hi) are all mapped chunks (IS_MMAPPED in their size word).
 static int only_mapped_chunks(const struct hl_scan *s, uint32_t j, uintptr_t lo, uintptr_t hi) {
-  for (; j < s->ix.count && s->ix.blocks[j].addr < hi; j++) {
+  for (; j < s->ix.count && hl_sblock_addr(&s->ix.blocks[j]) < hi; j++) {
     uint64_t header[2];
-    uintptr_t chunk = (uintptr_t)s->ix.blocks[j].addr - 16;
+    uintptr_t chunk = (uintptr_t)hl_sblock_addr(&s->ix.blocks[j]) - 16;
     if (chunk < lo || !hl_safe_read(chunk, header, sizeof header) || (header[1] & 7) != 2)
       return 0;
   }
@@ -90,12 +90,12 @@ static void scan_piece(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
   uint32_t first = first_block_after(&s->ix, lo);
   if (!only_mapped_chunks(s, first, lo, hi)) return;  // a heap: none of it is a root
   uintptr_t at = lo;
-  for (uint32_t j = first; j < s->ix.count && s->ix.blocks[j].addr < hi; j++) {
+  for (uint32_t j = first; j < s->ix.count && hl_sblock_addr(&s->ix.blocks[j]) < hi; j++) {
     const struct hl_sblock *b = &s->ix.blocks[j];
-    const uint64_t *header = (const uint64_t *)(uintptr_t)(b->addr - 16);
-    uintptr_t chunk = (uintptr_t)b->addr - 16;
+    const uint64_t *header = (const uint64_t *)(uintptr_t)(hl_sblock_addr(b) - 16);
+    uintptr_t chunk = (uintptr_t)hl_sblock_addr(b) - 16;
     uintptr_t chunk_end = chunk + (header[1] & ~(uint64_t)7);
-    if (chunk_end < b->end) chunk_end = (uintptr_t)b->end;
+    if (chunk_end < hl_sblock_end(b)) chunk_end = (uintptr_t)hl_sblock_end(b);
     // memalign's chunks keep their offset from the start of their mapping in word 0.
     uintptr_t start = header[0] <= chunk - at ? chunk - (uintptr_t)header[0] : chunk;
     hl_scan_root_copied(s, at, start > at ? start : at);

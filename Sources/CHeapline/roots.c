@@ -234,8 +234,8 @@ static void scan_stack(struct hl_scan *s, uintptr_t sp, uintptr_t tp, int whole)
   int interior;
   int64_t j = hl_index_lookup(&s->ix, sp, &interior);
   if (j >= 0) {
-    if (whole) lo = s->ix.blocks[j].addr;
-    hi = s->ix.blocks[j].end;
+    if (whole) lo = hl_sblock_addr(&s->ix.blocks[j]);
+    hi = hl_sblock_end(&s->ix.blocks[j]);
   }
   hl_scan_root(s, lo, hi);
 }
@@ -287,9 +287,9 @@ static void scan_swift_pools(struct hl_scan *s, const struct hl_modules *m) {
   struct hl_vec found;  // block indices, then their stack ids, frames and parents
   hl_vec_init(&found, sizeof(uint64_t[4]));
   for (uint32_t j = 0; j < s->ix.count; j++) {
-    if (s->ix.blocks[j].end - s->ix.blocks[j].addr != hl_pool_size) continue;
+    if (s->ix.blocks[j].size != hl_pool_size) continue;
     struct hl_block blk;
-    hl_live_block_at(s->ix.ref[j], &blk);
+    hl_live_block_at(s->ix.blocks[j].ref, &blk);
     uint64_t *f = hl_vec_push(&found);
     if (f) f[0] = j, f[1] = blk.stack;
   }

@@ -18,6 +18,7 @@
 //    word is decoded and counts as a pointer to the side table;
 //  - a side table (HeapObjectSideTableEntry) holds its object's address in its word 0: that is
 //    what weak references reach the object through, so it does not keep the object alive.
+#include <errno.h>
 #include <malloc.h>
 #include <string.h>
 
@@ -30,14 +31,15 @@
 int hl_scan_begin(struct hl_scan *s) {
   memset(s, 0, sizeof *s);
   hl_vec_init(&s->frontier, sizeof(uint32_t));
-  hl_vec_init(&s->edges, sizeof(struct hl_edge));
+  hl_vec_init(&s->edges, 1);
   hl_vec_init(&s->maps, sizeof(struct hl_mapping));
   hl_vec_init(&s->scanned, sizeof(struct hl_mapping));
-  if (hl_index_build(&s->ix)) return 1;
+  int err = hl_index_build(&s->ix);
+  if (err) return err;
   s->state = hl_scan_map(s->ix.count ? s->ix.count : 1);
   // Each block enters the frontier once a phase at most: room for all, so that it never moves
   // while roots are scanned against a snapshot of the mappings.
-  return s->state && hl_vec_reserve(&s->frontier, s->ix.count + 1) ? 0 : 1;
+  return s->state && hl_vec_reserve(&s->frontier, s->ix.count + 1) ? 0 : ENOMEM;
 }
 
 void hl_scan_end(struct hl_scan *s) {
@@ -57,15 +59,48 @@ static inline void push(struct hl_scan *s, uint32_t j) {
   // points to may be reported lost. mmap failing here means the machine is out of memory.
 }
 
-static void add_edge(struct hl_scan *s, uint32_t to, int interior) {
-  struct hl_edge *recent = (struct hl_edge *)s->edges.data;
-  // Many pointers from one block to another make one edge; look back a few edges for it.
-  for (size_t i = s->edges.len, seen = 0; i-- > 0 && seen < 8; seen++) {
-    if (recent[i].from != s->from) break;
-    if (recent[i].to == to && recent[i].flags == (uint32_t)interior) return;
+static void put_varint(struct hl_vec *v, uint64_t x) {
+  if (!hl_vec_reserve(v, 10)) return;  // out of memory: the caller sees no new bytes
+  uint8_t *out = v->data + v->len;
+  for (; x >= 0x80; x >>= 7) *out++ = (uint8_t)(x | 0x80);
+  *out++ = (uint8_t)x;
+  v->len = (size_t)(out - v->data);
+}
+
+static uint64_t get_varint(const uint8_t *p, size_t *at) {
+  uint64_t x = 0;
+  for (unsigned shift = 0;; shift += 7) {
+    uint8_t byte = p[(*at)++];
+    x |= (uint64_t)(byte & 0x7F) << shift;
+    if (!(byte & 0x80)) return x;
   }
-  struct hl_edge *e = hl_vec_push(&s->edges);
-  if (e) *e = (struct hl_edge){s->from, to, interior ? HL_EDGE_INTERIOR : 0};
+}
+
+static void add_edge(struct hl_scan *s, uint32_t to, int interior) {
+  uint32_t flags = interior ? HL_EDGE_INTERIOR : 0;
+  if (s->edge_count == 0 || s->from != s->last_from) s->recent_count = 0;
+  // Many pointers from one block to another make one edge; look back a few edges for it.
+  for (uint32_t i = 0; i < s->recent_count && i < 8; i++)
+    if (s->recent[i].to == to && s->recent[i].flags == flags) return;
+  size_t before = s->edges.len;
+  int64_t distance = (int64_t)to - (int64_t)s->from;
+  put_varint(&s->edges, s->edge_count ? s->from - s->last_from : s->from);
+  put_varint(&s->edges, (((uint64_t)distance << 1) ^ (uint64_t)(distance >> 63)) << 1 | flags);
+  if (s->edges.len - before < 2) {  // out of memory: no half edge
+    s->edges.len = before;
+    return;
+  }
+  s->recent[s->recent_count++ % 8] = (struct hl_edge){s->from, to, flags};
+  s->last_from = s->from;
+  s->edge_count++;
+}
+
+void hl_scan_edge_next(const struct hl_scan *s, size_t *at, struct hl_edge *edge) {
+  edge->from += (uint32_t)get_varint(s->edges.data, at);
+  uint64_t code = get_varint(s->edges.data, at);
+  int64_t distance = (int64_t)((code >> 2) ^ -((code >> 1) & 1));
+  edge->to = (uint32_t)((int64_t)edge->from + distance);
+  edge->flags = (uint32_t)(code & HL_EDGE_INTERIOR);
 }
 
 // With --graph, who reached block j first, through the word at `at`.
@@ -102,9 +137,9 @@ static inline void hit(struct hl_scan *s, uint32_t j, int interior, const uint64
 // block plus 8 (the Itanium ABI's array cookie): a pointer there holds the whole array. ICU,
 // which Foundation uses, keeps arrays of UnicodeString so. Valgrind's `newarray` heuristic.
 static inline int is_array_cookie(const struct hl_sblock *b, uint64_t p) {
-  uint64_t size = b->end - b->addr, n;
-  if (p != b->addr + 8 || size < 16) return 0;
-  n = *(const uint64_t *)(uintptr_t)b->addr;
+  uint64_t size = hl_sblock_end(b) - hl_sblock_addr(b), n;
+  if (p != hl_sblock_addr(b) + 8 || size < 16) return 0;
+  n = *(const uint64_t *)(uintptr_t)hl_sblock_addr(b);
   return n >= 1 && n <= size - 8 && (size - 8) % n == 0;
 }
 
@@ -115,7 +150,7 @@ static inline int64_t target(const struct hl_scan *s, uint64_t word, int *interi
   int64_t j = hl_index_lookup(&s->ix, p, interior);
   if (j >= 0 && *interior) {
     const struct hl_sblock *b = &s->ix.blocks[j];
-    if ((p & ~7ull) == b->addr || is_array_cookie(b, p)) *interior = 0;
+    if ((p & ~7ull) == hl_sblock_addr(b) || is_array_cookie(b, p)) *interior = 0;
   }
   return j;
 }
@@ -131,8 +166,8 @@ static void scan_words(struct hl_scan *s, const uint64_t *w, const uint64_t *end
 // A side table's word 0 names its object, whose word 1 names the side table back.
 static int is_side_table_back_pointer(const struct hl_scan *s, uint64_t side, int64_t object) {
   const struct hl_sblock *o = &s->ix.blocks[object];
-  if (o->end - o->addr < 16) return 0;
-  uint64_t refcount = ((const uint64_t *)(uintptr_t)o->addr)[1];
+  if (o->size < 16) return 0;
+  uint64_t refcount = ((const uint64_t *)(uintptr_t)hl_sblock_addr(o))[1];
   return (refcount & HL_SIDE_TABLE_BITS) == HL_SIDE_TABLE_BITS &&
          (refcount & HL_SIDE_TABLE_POINTER) << 3 == side;
 }
@@ -159,13 +194,13 @@ static void scan_clipped(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
 // index is a live glibc chunk, held so by the live table's locks, so its header can be read.
 static void scan_block(struct hl_scan *s, uint32_t j) {
   const struct hl_sblock *b = &s->ix.blocks[j];
-  const uint64_t *w = (const uint64_t *)(uintptr_t)b->addr;
-  uint64_t usable = b->addr + malloc_usable_size((void *)(uintptr_t)b->addr);
-  const uint64_t *end = (const uint64_t *)(uintptr_t)(((usable > b->end ? usable : b->end) + 7) & ~7ull);
+  const uint64_t *w = (const uint64_t *)(uintptr_t)hl_sblock_addr(b);
+  uint64_t usable = hl_sblock_addr(b) + malloc_usable_size((void *)(uintptr_t)hl_sblock_addr(b)), last = hl_sblock_end(b);
+  const uint64_t *end = (const uint64_t *)(uintptr_t)(((usable > last ? usable : last) + 7) & ~7ull);
   if (w < end) {
     int interior;
     int64_t t = target(s, w[0], &interior);
-    if (t >= 0 && !(!interior && is_side_table_back_pointer(s, b->addr, t)))
+    if (t >= 0 && !(!interior && is_side_table_back_pointer(s, hl_sblock_addr(b), t)))
       hit(s, (uint32_t)t, interior, w);
   }
   if (w + 1 < end) {
@@ -197,7 +232,7 @@ static void flood_breadth_first(struct hl_scan *s) {
   for (size_t head = 0; head < s->frontier.len; head++) {
     uint32_t j = ((const uint32_t *)s->frontier.data)[head];
     s->graph->holder = j;
-    s->graph->base = (uintptr_t)s->ix.blocks[j].addr;
+    s->graph->base = (uintptr_t)hl_sblock_addr(&s->ix.blocks[j]);
     scan_block(s, j);
   }
   memcpy(s->graph->order, s->frontier.data, s->frontier.len * sizeof(uint32_t));
@@ -214,13 +249,14 @@ uint32_t hl_scan_skip_unmapped(struct hl_scan *s) {
   uint32_t skipped = 0;
   for (uint32_t j = 0; j < s->ix.count; j++) {
     const struct hl_sblock *b = &s->ix.blocks[j];
-    while (m < last && m->hi <= b->addr) m++;
+    while (m < last && m->hi <= hl_sblock_addr(b)) m++;
     // Readable mappings that follow each other may hold one block between them.
     const struct hl_mapping *n = m;
-    uintptr_t covered = b->addr;
-    while (n < last && n->lo <= covered && (n->flags & HL_MAP_R) && covered < b->end)
+    uintptr_t covered = hl_sblock_addr(b);
+    uint64_t end = hl_sblock_end(b);
+    while (n < last && n->lo <= covered && (n->flags & HL_MAP_R) && covered < end)
       covered = n++->hi;
-    if (covered < b->end) {
+    if (covered < end) {
       s->state[j] = HL_REACHED;
       skipped++;
     }
@@ -289,8 +325,8 @@ void hl_scan_mark_root_block(struct hl_scan *s, int64_t j) {
   s->state[j] = HL_REACHED;
   if (s->graph) {
     const struct hl_sblock *b = &s->ix.blocks[j];
-    hl_graph_root(s, b->addr, b->end, 0);
-    reached(s, (uint32_t)j, (const uint64_t *)(uintptr_t)b->addr);
+    hl_graph_root(s, hl_sblock_addr(b), hl_sblock_end(b), 0);
+    reached(s, (uint32_t)j, (const uint64_t *)(uintptr_t)hl_sblock_addr(b));
   }
   push(s, (uint32_t)j);
   flood(s);

@@ -68,7 +68,7 @@ int hl_graph_collect(struct hl_scan *s, struct hl_graph_result *r) {
     if (parent == HL_PARENT_NONE) continue;
     if (!(parent & HL_PARENT_ROOT) && position[parent] == UINT32_MAX) continue;
     struct hl_block blk;
-    hl_live_block_at(s->ix.ref[j], &blk);
+    hl_live_block_at(s->ix.blocks[j].ref, &blk);
     struct hl_graph_node *out = &r->nodes[r->node_count];
     *out = (struct hl_graph_node){
         .block = {.addr = blk.addr, .size = blk.size, .counter = blk.counter,

@@ -2,14 +2,10 @@
 // finds the block holding any address in a few steps. Built by a counting sort on 1 KiB buckets
 // of 1 MiB regions (the directory is the sort's prefix sums), then an insertion sort of each
 // bucket, which holds a few blocks at most since blocks do not overlap.
+#include <errno.h>
 #include <string.h>
 
 #include "leakscan.h"
-
-struct hl_rec {
-  uint64_t addr, size;
-  uint32_t ref, at;  // at: the block's bucket, as an index into the directories
-};
 
 static uint32_t slot_of(const struct hl_index *ix, uint64_t region) {
   return (uint32_t)((region * 0x9E3779B97F4A7C15ull) >> ix->shift);
@@ -81,46 +77,48 @@ static void sort_u64(uint64_t *a, size_t n) {  // heapsort: in place, no memory,
   }
 }
 
-struct hl_collect {
+// Two passes over the live table, which the scan holds still: the first counts the blocks of
+// each bucket, the second puts each at its bucket's cursor. A copy of the table between them
+// would cost 24 bytes a block more at the scan's peak.
+struct hl_fill {
   struct hl_index *ix;
-  struct hl_rec *recs;
-  uint64_t total;
+  uint32_t *cursor;  // NULL in the counting pass
   uint32_t k;
   int failed;
 };
 
-static void collect_one(const struct hl_block *blk, uint32_t ref, void *context) {
-  struct hl_collect *c = context;
+static void fill_one(const struct hl_block *blk, uint32_t ref, void *context) {
+  struct hl_fill *c = context;
   struct hl_index *ix = c->ix;
-  if (c->failed || c->k >= c->total) return;
-  uint64_t addr = blk->addr, end = addr + (blk->size ? blk->size : 1);
-  if (addr < ix->lo) ix->lo = addr;
-  if (end > ix->hi) ix->hi = end;
-  ix->live_bytes += blk->size;
-  int64_t region = add_region(ix, addr >> 20);
-  if (region < 0) {
-    c->failed = 1;
+  if (c->failed) return;
+  uint64_t addr = blk->addr, size = blk->size ? blk->size : 1;
+  if (addr >= HL_SBLOCK_ADDR_LIMIT) {
+    c->failed = EOVERFLOW;
+    return;
+  }
+  int64_t region = c->cursor ? find_region(ix, addr >> 20) : add_region(ix, addr >> 20);
+  if (region < 0 || (c->cursor && c->k >= ix->count)) {  // the table changed: it cannot
+    c->failed = ENOMEM;
     return;
   }
   uint32_t at = (uint32_t)(region * (HL_BUCKETS + 1) + ((addr >> 10) % HL_BUCKETS));
-  HL_VEC_AT(&ix->dirs, uint32_t, at)++;
-  c->recs[c->k++] = (struct hl_rec){addr, end - addr, ref, at};
+  c->k++;
+  if (!c->cursor) {
+    if (addr < ix->lo) ix->lo = addr;
+    if (addr + size > ix->hi) ix->hi = addr + size;
+    ix->live_bytes += blk->size;
+    HL_VEC_AT(&ix->dirs, uint32_t, at)++;
+    return;
+  }
+  ix->blocks[c->cursor[at]++] = (struct hl_sblock){
+      (uint32_t)addr, (uint16_t)(addr >> 32), size < HL_SBLOCK_BIG ? (uint16_t)size : HL_SBLOCK_BIG,
+      ref};
 }
 
-// Copies the live table's blocks; counts them per bucket.
-static struct hl_rec *collect(struct hl_index *ix, uint32_t *count) {
-  uint64_t total = hl_live_count_locked();
-  struct hl_rec *recs = hl_scan_map((total ? total : 1) * sizeof *recs);
-  if (!recs) return NULL;
-  ix->lo = UINT64_MAX;
-  struct hl_collect c = {ix, recs, total, 0, 0};
-  hl_live_each_locked(collect_one, &c);
-  if (c.failed) {
-    hl_unmap(recs, (total ? total : 1) * sizeof *recs);
-    return NULL;
-  }
-  *count = c.k;
-  return recs;
+uint64_t hl_sblock_big_end(const struct hl_sblock *b) {
+  struct hl_block blk;
+  hl_live_block_at(b->ref, &blk);
+  return hl_sblock_addr(b) + (blk.size ? blk.size : 1);
 }
 
 int hl_index_build(struct hl_index *ix) {
@@ -129,18 +127,14 @@ int hl_index_build(struct hl_index *ix) {
   hl_vec_init(&ix->ordinal, sizeof(uint32_t));
   hl_vec_init(&ix->dirs, sizeof(uint32_t));
   hl_vec_init(&ix->sorted, sizeof(uint64_t));
-  if (!rehash(ix, 1024)) return 1;
-  uint32_t count = 0;
-  struct hl_rec *recs = collect(ix, &count);
-  if (!recs) return 1;
-  size_t recs_bytes = (count ? count : 1) * sizeof *recs;
-  ix->count = count;
+  if (!rehash(ix, 1024)) return ENOMEM;
+  ix->lo = UINT64_MAX;
+  struct hl_fill fill = {ix, NULL, 0, 0};
+  hl_live_each_locked(fill_one, &fill);
+  if (fill.failed) return fill.failed;
+  uint32_t count = ix->count = fill.k;
   ix->blocks = hl_scan_map((count ? count : 1) * sizeof *ix->blocks);
-  ix->ref = hl_scan_map((count ? count : 1) * sizeof *ix->ref);
-  if (!ix->blocks || !ix->ref || !hl_vec_reserve(&ix->sorted, ix->regions)) {
-    hl_unmap(recs, recs_bytes);
-    return 1;
-  }
+  if (!ix->blocks || !hl_vec_reserve(&ix->sorted, ix->regions)) return ENOMEM;
   // Regions in address order; each bucket's count becomes its first index (prefix sums).
   for (size_t i = 0; i < ix->keys.len; i++) {
     uint64_t key = HL_VEC_AT(&ix->keys, uint64_t, i);
@@ -163,30 +157,20 @@ int hl_index_build(struct hl_index *ix) {
   // Place each block at its bucket's cursor, then sort each bucket: a few blocks at most.
   size_t cursor_bytes = (ix->dirs.len ? ix->dirs.len : 1) * sizeof(uint32_t);
   uint32_t *cursor = hl_map(cursor_bytes);
-  if (!cursor) {
-    hl_unmap(recs, recs_bytes);
-    return 1;
-  }
+  if (!cursor) return ENOMEM;
   if (ix->dirs.len) memcpy(cursor, ix->dirs.data, ix->dirs.len * sizeof(uint32_t));
-  for (uint32_t i = 0; i < count; i++) {
-    uint32_t pos = cursor[recs[i].at]++;
-    ix->blocks[pos] = (struct hl_sblock){recs[i].addr, recs[i].addr + recs[i].size};
-    ix->ref[pos] = recs[i].ref;
-  }
+  fill = (struct hl_fill){ix, cursor, 0, 0};
+  hl_live_each_locked(fill_one, &fill);
   hl_unmap(cursor, cursor_bytes);
-  hl_unmap(recs, recs_bytes);
+  if (fill.failed || fill.k != count) return fill.failed ? fill.failed : ENOMEM;
   const uint32_t *dir = (const uint32_t *)ix->dirs.data;
   for (size_t d = 0; d + 1 < ix->dirs.len; d++) {
     if (d % (HL_BUCKETS + 1) == HL_BUCKETS) continue;  // a region's end entry
     for (uint32_t i = dir[d] + 1; i < dir[d + 1]; i++) {
       struct hl_sblock b = ix->blocks[i];
-      uint32_t ref = ix->ref[i], j = i;
-      for (; j > dir[d] && ix->blocks[j - 1].addr > b.addr; j--) {
-        ix->blocks[j] = ix->blocks[j - 1];
-        ix->ref[j] = ix->ref[j - 1];
-      }
+      uint32_t j = i;
+      for (; j > dir[d] && hl_sblock_addr(&ix->blocks[j - 1]) > hl_sblock_addr(&b); j--) ix->blocks[j] = ix->blocks[j - 1];
       ix->blocks[j] = b;
-      ix->ref[j] = ref;
     }
   }
   if (!count) ix->lo = ix->hi = 0;
@@ -196,7 +180,6 @@ int hl_index_build(struct hl_index *ix) {
 void hl_index_free(struct hl_index *ix) {
   uint32_t n = ix->count ? ix->count : 1;
   hl_unmap(ix->blocks, n * sizeof *ix->blocks);
-  hl_unmap(ix->ref, n * sizeof *ix->ref);
   hl_vec_free(&ix->keys);
   hl_vec_free(&ix->ordinal);
   hl_vec_free(&ix->dirs);
@@ -211,10 +194,10 @@ static int64_t predecessor(const struct hl_index *ix, uint64_t p) {
   if (region >= 0) {
     const uint32_t *dir = dirs + region * (HL_BUCKETS + 1);
     uint32_t b = (uint32_t)((p >> 10) % HL_BUCKETS), lo = dir[b], hi = dir[b + 1];
-    if (lo == hi || ix->blocks[lo].addr > p) return (int64_t)lo - 1;
+    if (lo == hi || hl_sblock_addr(&ix->blocks[lo]) > p) return (int64_t)lo - 1;
     while (hi - lo > 1) {  // the greatest start <= p in the bucket
       uint32_t mid = lo + (hi - lo) / 2;
-      if (ix->blocks[mid].addr <= p) lo = mid;
+      if (hl_sblock_addr(&ix->blocks[mid]) <= p) lo = mid;
       else hi = mid;
     }
     return lo;
@@ -234,7 +217,7 @@ static int64_t predecessor(const struct hl_index *ix, uint64_t p) {
 int64_t hl_index_lookup(const struct hl_index *ix, uint64_t p, int *interior) {
   if (p - ix->lo >= ix->hi - ix->lo) return -1;
   int64_t j = predecessor(ix, p);
-  if (j < 0 || p >= ix->blocks[j].end) return -1;
-  *interior = p != ix->blocks[j].addr;
+  if (j < 0 || p >= hl_sblock_end(&ix->blocks[j])) return -1;
+  *interior = p != hl_sblock_addr(&ix->blocks[j]);
   return j;
 }

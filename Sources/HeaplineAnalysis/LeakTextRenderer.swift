@@ -104,7 +104,7 @@ public struct LeakTextRenderer: LeakReportRenderer {
     if group.possiblyLost.blocks > 0 {
       counts.append("\(Self.amount(group.possiblyLost)) possibly lost (only interior pointers)")
     }
-    let leaks = "\(group.instances) leak\(group.instances == 1 ? "" : "s")"
+    let leaks = "\(ByteCountText.grouped(UInt64(group.instances))) leak\(group.instances == 1 ? "" : "s")"
     var lines = [Self.title(group), "  \(leaks): " + counts.joined(separator: ", ")]
     // Members of one category and size whose stacks read the same are shown once, counted.
     var shown: [(member: LeakGroupMember, frames: [String], count: Int)] = []
@@ -120,7 +120,7 @@ public struct LeakTextRenderer: LeakReportRenderer {
       }
     }
     for (member, frames, count) in shown {
-      let times = count > 1 ? "\(count) × " : ""
+      let times = count > 1 ? "\(ByteCountText.grouped(UInt64(count))) × " : ""
       let each = count > 1 ? " each" : ""
       lines.append(
         "  \(times)\(member.shortName), \(ByteCountText.grouped(member.size)) B\(each), allocated at:"

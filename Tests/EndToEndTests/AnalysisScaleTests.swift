@@ -13,13 +13,14 @@ struct AnalysisScaleTests {
   static func peakResidentKiB(_ arguments: [String]) throws -> (kib: Int, stdout: String) {
     let script = """
       import resource, subprocess, sys
-      r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, timeout=1100)
+      r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1100)
       sys.stdout.write(r.stdout.decode())
-      sys.stderr.write(f"{r.returncode} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
+      sys.stderr.write(r.stderr.decode())
+      sys.stderr.write(f"\\n{r.returncode} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
       """
     let result = try Harness.run(
       "/usr/bin/env", ["python3", "-c", script, Harness.heapline] + arguments, timeout: 1200)
-    let fields = result.stderr.split(separator: " ")
+    let fields = result.stderr.split(separator: "\n").last?.split(separator: " ") ?? []
     guard result.status == 0, fields.count == 2, fields[0] == "0", let kib = Int(fields[1]) else {
       throw HarnessError("heapline \(arguments) under python3 failed: \(result.stderr)")
     }

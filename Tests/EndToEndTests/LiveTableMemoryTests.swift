@@ -60,6 +60,44 @@ import Testing
     #expect(category.persistentBytes == Self.blocks * 64)
   }
 
+  @Test func theLeakScanOfAProgramThatExitsWithTwoMillionLostBlocksRaisesThePeakRSSAtMostHalf()
+    throws
+  {
+    // Given a program that returns from main with a list of 2 M blocks of 64 B it lost
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("liveset", in: dir)
+    let untraced = try Harness.run(program, ["\(Self.blocks)", "64", "lost"])
+    #expect(untraced.status == 0)
+    let plain = try Self.figures(untraced.stdout)
+
+    // When it is recorded with the leak scan at exit, as by default, whose peak the program's
+    // exit is (ru_maxrss: the record command's is a tenth of it)
+    let trace = dir.appendingPathComponent("lost.trace").path
+    let recorded = try AnalysisScaleTests.peakResidentKiB(
+      ["record", "-o", trace, "--", program, "\(Self.blocks)", "64", "lost"])
+
+    // Then its peak RSS is at most 1.5 times its own: the scan writes what it finds as it goes,
+    // and indexes each block in 12 bytes
+    #expect(recorded.kib * 2 <= plain.peakKB * 3, "traced \(recorded.kib) kB, untraced \(plain.peakKB) kB")
+    // And the scan found the list whole: its head definitely lost, every other block through it
+    let scan = try #require(try Self.lastLeakScan(trace))
+    #expect(scan.isComplete)
+    #expect(scan.blocks.count == Self.blocks)
+    #expect(scan.blocks.allSatisfy { $0.size == 64 && $0.reachability == .unreachable })
+    #expect(scan.edges.count == Self.blocks - 1)
+    let report = try Harness.heapline(["leaks", trace, "--no-symbolize"])
+    #expect(report.stdout.contains("Definitely lost         1 block  (64 B)"), "\(report.stdout)")
+    #expect(report.stdout.contains("Indirectly lost 1,999,999 blocks (127,999,936 B)"))
+  }
+
+  static func lastLeakScan(_ trace: String) throws -> LeakScan? {
+    var stream = try TraceReader(path: trace).events()
+    try stream.drainMetadata()
+    while try stream.next() != nil {}
+    return stream.metadata.leakScans.values.max { $0.id < $1.id }
+  }
+
   @Test func theTrailerGivesTheStackTablesMemoryForTheFramesTheTraceHolds() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("blocks", in: dir)
