@@ -3,7 +3,10 @@
 /// cycle, which no single missing `free` or `release` explains.
 ///
 /// Components come from Tarjan's algorithm, run with an explicit stack, never recursion: a lost
-/// list of a million nodes is a path of a million edges.
+/// list of a million nodes is a path of a million edges. Successors and components are kept as
+/// flat arrays of 32-bit node numbers with their starts (compressed rows): a scan at exit can
+/// find millions of blocks, and an array per node cost `heapline leaks` 40 bytes a block twice
+/// over, and a dictionary of positions 34.
 ///
 /// ```swift
 /// let graph = LeakGraph(nodeCount: 3, edges: [(0, 1), (1, 0), (1, 2)])
@@ -11,42 +14,79 @@
 /// graph.sourceComponents                              // [the cycle]: nothing points into it
 /// ```
 struct LeakGraph {
-  /// Successors of each node, deduplicated, in the order the edges came.
-  let successors: [[Int]]
+  /// Node i's successors are `targets[successorStart[i]..<successorStart[i + 1]]`,
+  /// deduplicated, in the order the edges came.
+  private var successorStart: [Int32]
+  private var targets: [Int32]
   /// The component of each node; components are numbered in reverse topological order (a
   /// component's successors have smaller numbers), as Tarjan's algorithm finishes them.
-  private(set) var componentOfNode: [Int]
-  /// The members of each component, in node order.
-  private(set) var components: [[Int]] = []
+  private var componentOfNode: [Int32]
+  /// Component c's members are `members[memberStart[c]..<memberStart[c + 1]]`, in node order.
+  private var memberStart: [Int32] = [0]
+  private var members: [Int32] = []
 
-  init(nodeCount: Int, edges: [(from: Int, to: Int)]) {
-    var successors = [[Int]](repeating: [], count: nodeCount)
-    var seen = Set<Int64>()
-    for edge in edges where seen.insert(Int64(edge.from) << 32 | Int64(edge.to)).inserted {
-      successors[edge.from].append(edge.to)
+  /// A graph of `nodeCount` nodes and `edges` (from, to), which is read twice.
+  init<Edges: Collection>(nodeCount: Int, edges: Edges) where Edges.Element == (Int, Int) {
+    var start = [Int32](repeating: 0, count: nodeCount + 1)
+    for (from, _) in edges { start[from + 1] += 1 }
+    for node in 0..<nodeCount { start[node + 1] += start[node] }
+    var cursor = start
+    var targets = [Int32](repeating: 0, count: Int(start[nodeCount]))
+    for (from, to) in edges {
+      targets[Int(cursor[from])] = Int32(to)
+      cursor[from] += 1
     }
-    self.successors = successors
-    componentOfNode = [Int](repeating: -1, count: nodeCount)
+    // Each node's first edge to a target stands for its repeats: `seen[t]` is the last node
+    // whose row held t.
+    var seen = cursor
+    seen.withUnsafeMutableBufferPointer { $0.update(repeating: -1) }
+    var kept = 0
+    for node in 0..<nodeCount {
+      let from = Int(start[node])
+      start[node] = Int32(kept)
+      for at in from..<Int(cursor[node]) where seen[Int(targets[at])] != Int32(node) {
+        seen[Int(targets[at])] = Int32(node)
+        targets[kept] = targets[at]
+        kept += 1
+      }
+    }
+    start[nodeCount] = Int32(kept)
+    targets.removeLast(targets.count - kept)
+    successorStart = start
+    self.targets = targets
+    componentOfNode = [Int32](repeating: -1, count: nodeCount)
     findComponents()
   }
 
-  func component(of node: Int) -> Int { componentOfNode[node] }
+  var nodeCount: Int { componentOfNode.count }
+  var componentCount: Int { memberStart.count - 1 }
+
+  func component(of node: Int) -> Int { Int(componentOfNode[node]) }
+
+  func successors(of node: Int) -> ArraySlice<Int32> {
+    targets[Int(successorStart[node])..<Int(successorStart[node + 1])]
+  }
+
+  /// A component's nodes, in node order.
+  func members(of component: Int) -> ArraySlice<Int32> {
+    members[Int(memberStart[component])..<Int(memberStart[component + 1])]
+  }
 
   /// Whether a component is a cycle: several nodes, or one that points to itself.
   func isCycle(_ component: Int) -> Bool {
-    let members = components[component]
-    return members.count > 1 || successors[members[0]].contains(members[0])
+    let nodes = members(of: component)
+    return nodes.count > 1 || successors(of: Int(nodes.first!)).contains(nodes.first!)
   }
 
   /// Components that no other component points into: where each lost structure starts.
   var sourceComponents: [Int] {
-    var hasPredecessor = [Bool](repeating: false, count: components.count)
-    for (node, targets) in successors.enumerated() {
-      for target in targets where componentOfNode[target] != componentOfNode[node] {
-        hasPredecessor[componentOfNode[target]] = true
+    var hasPredecessor = [Bool](repeating: false, count: componentCount)
+    for node in 0..<nodeCount {
+      for target in successors(of: node) where componentOfNode[Int(target)] != componentOfNode[node] {
+        hasPredecessor[Int(componentOfNode[Int(target)])] = true
       }
     }
-    return components.indices.filter { !hasPredecessor[$0] }
+    return hasPredecessor.indices.filter { !hasPredecessor[$0] }
   }
 
   /// The shortest cycle through `start` within its component, as nodes from `start` back to
@@ -61,7 +101,7 @@ struct LeakGraph {
     while head < queue.count {
       let node = queue[head]
       head += 1
-      for next in successors[node] where componentOfNode[next] == component {
+      for next in successors(of: node).lazy.map(Int.init) where componentOfNode[next] == component {
         if next == start && node != start {
           var path = [node]
           while let before = previous[path[path.count - 1]] { path.append(before) }
@@ -77,48 +117,53 @@ struct LeakGraph {
   }
 
   private mutating func findComponents() {
-    let count = successors.count
-    var index = [Int](repeating: -1, count: count)
-    var lowLink = [Int](repeating: 0, count: count)
+    let count = nodeCount
+    var index = [Int32](repeating: -1, count: count)
+    var lowLink = [Int32](repeating: 0, count: count)
     var onStack = [Bool](repeating: false, count: count)
-    var stack: [Int] = []
-    var nextIndex = 0
-    // Each frame is a node and how many of its successors it has looked at.
-    var frames: [(node: Int, next: Int)] = []
+    var stack: [Int32] = []
+    var nextIndex: Int32 = 0
+    // Each frame is a node and the place in `targets` of the next successor it looks at.
+    var frames: [(node: Int32, next: Int32)] = []
+    members.reserveCapacity(count)
     for root in 0..<count where index[root] < 0 {
-      frames.append((root, 0))
+      frames.append((Int32(root), successorStart[root]))
       index[root] = nextIndex
       lowLink[root] = nextIndex
       nextIndex += 1
-      stack.append(root)
+      stack.append(Int32(root))
       onStack[root] = true
-      while let (node, next) = frames.last {
-        if next < successors[node].count {
+      while let (node32, next) = frames.last {
+        let node = Int(node32)
+        if next < successorStart[node + 1] {
           frames[frames.count - 1].next += 1
-          let target = successors[node][next]
+          let target = Int(targets[Int(next)])
           if index[target] < 0 {
             index[target] = nextIndex
             lowLink[target] = nextIndex
             nextIndex += 1
-            stack.append(target)
+            stack.append(Int32(target))
             onStack[target] = true
-            frames.append((target, 0))
+            frames.append((Int32(target), successorStart[target]))
           } else if onStack[target] {
             lowLink[node] = min(lowLink[node], index[target])
           }
           continue
         }
         frames.removeLast()
-        if let parent = frames.last?.node { lowLink[parent] = min(lowLink[parent], lowLink[node]) }
-        guard lowLink[node] == index[node] else { continue }
-        var members: [Int] = []
-        while let member = stack.popLast() {
-          onStack[member] = false
-          componentOfNode[member] = components.count
-          members.append(member)
-          if member == node { break }
+        if let parent = frames.last?.node {
+          lowLink[Int(parent)] = min(lowLink[Int(parent)], lowLink[node])
         }
-        components.append(members.sorted())
+        guard lowLink[node] == index[node] else { continue }
+        let first = members.count
+        while let member = stack.popLast() {
+          onStack[Int(member)] = false
+          componentOfNode[Int(member)] = Int32(componentCount)
+          members.append(member)
+          if Int(member) == node { break }
+        }
+        members[first...].sort()
+        memberStart.append(Int32(members.count))
       }
     }
   }

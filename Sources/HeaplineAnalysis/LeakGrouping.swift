@@ -13,9 +13,19 @@ struct LeakGrouping {
   private var merged: [[LeakGroupSignature]: Int] = [:]
 
   init(scan: LeakScan, metadata: TraceMetadata) {
+    // Each block's place among the blocks of its kind, -1 when it is of the other kind
+    var local = [Int32](repeating: -1, count: scan.blocks.count)
     for reachability in [LeakedBlock.Reachability.unreachable, .onlyThroughInteriorPointers] {
-      let nodes = scan.blocks.indices.filter { scan.blocks[$0].reachability == reachability }
-      group(nodes, of: scan, metadata: metadata, possibly: reachability != .unreachable)
+      var nodes: [Int32] = []
+      for (index, block) in scan.blocks.enumerated() {
+        if block.reachability == reachability {
+          local[index] = Int32(nodes.count)
+          nodes.append(Int32(index))
+        } else {
+          local[index] = -1
+        }
+      }
+      group(nodes, local: local, of: scan, metadata: metadata, possibly: reachability != .unreachable)
     }
     groups.sort(by: Self.mostBytesFirst)
   }
@@ -26,52 +36,49 @@ struct LeakGrouping {
   }
 
   private mutating func group(
-    _ nodes: [Int], of scan: LeakScan, metadata: TraceMetadata, possibly: Bool
+    _ nodes: [Int32], local: [Int32], of scan: LeakScan, metadata: TraceMetadata, possibly: Bool
   ) {
     guard !nodes.isEmpty else { return }
-    var local = [Int: Int]()
-    for (position, node) in nodes.enumerated() { local[node] = position }
-    let edges = scan.edges.compactMap { edge -> (from: Int, to: Int)? in
-      guard let from = local[edge.from], let to = local[edge.to] else { return nil }  // or torn
-      return (from, to)
-    }
+    let edges = scan.edges.lazy.filter {  // a torn scan's edges may name blocks it lacks
+      $0.from < local.count && $0.to < local.count && local[$0.from] >= 0 && local[$0.to] >= 0
+    }.map { (Int(local[$0.from]), Int(local[$0.to])) }
     let graph = LeakGraph(nodeCount: nodes.count, edges: edges)
-    var owner = [Int](repeating: -1, count: nodes.count)
     let sources = graph.sourceComponents.sorted {
-      graph.components[$0][0] < graph.components[$1][0]
+      graph.members(of: $0).first! < graph.members(of: $1).first!
     }
+    var owner = [Int32](repeating: -1, count: nodes.count)
     for (number, component) in sources.enumerated() {
-      for member in graph.components[component] { owner[member] = number }
+      for member in graph.members(of: component) { owner[Int(member)] = Int32(number) }
     }
-    var instances: [(heads: [Int], indirect: [Int])] = sources.map { (graph.components[$0], []) }
     // Breadth first from each start in turn: a block reached from two starts joins the first.
+    var queue: [Int32] = []
     for (number, component) in sources.enumerated() {
-      var queue = graph.components[component]
+      queue.removeAll(keepingCapacity: true)
+      queue.append(contentsOf: graph.members(of: component))
+      var indirect = LeakAmount()
       var head = 0
       while head < queue.count {
-        let node = queue[head]
+        let node = Int(queue[head])
         head += 1
-        for next in graph.successors[node] where owner[next] < 0 {
-          owner[next] = number
-          instances[number].indirect.append(next)
+        for next in graph.successors(of: node) where owner[Int(next)] < 0 {
+          owner[Int(next)] = Int32(number)
+          indirect.add(size: scan.blocks[Int(nodes[Int(next)])].size)
           queue.append(next)
         }
       }
-    }
-    for (number, component) in sources.enumerated() {
-      let isCycle = graph.isCycle(component)
       add(
-        heads: instances[number].heads, indirect: instances[number].indirect, graph: graph,
-        isCycle: isCycle, nodes: nodes, scan: scan, metadata: metadata, possibly: possibly)
+        heads: graph.members(of: component).map(Int.init), indirect: indirect, graph: graph,
+        isCycle: graph.isCycle(component), nodes: nodes, scan: scan, metadata: metadata,
+        possibly: possibly)
     }
   }
 
   private mutating func add(
-    heads: [Int], indirect: [Int], graph: LeakGraph, isCycle: Bool, nodes: [Int],
-    scan: LeakScan, metadata: TraceMetadata, possibly: Bool
+    heads: [Int], indirect indirectAmount: LeakAmount, graph: LeakGraph, isCycle: Bool,
+    nodes: [Int32], scan: LeakScan, metadata: TraceMetadata, possibly: Bool
   ) {
     func member(_ local: Int) -> LeakGroupMember {
-      let block = scan.blocks[nodes[local]]
+      let block = scan.blocks[Int(nodes[local])]
       return LeakGroupMember(
         id: block.id, address: block.address, size: block.size,
         category: metadata.category(block.category), stack: block.stack)
@@ -81,7 +88,7 @@ struct LeakGrouping {
       // Named from the class instance allocated first (the owner, which made the others), or
       // the block allocated first when there is none. Alloc ids order a thread's allocations.
       func rank(_ local: Int) -> (Int, UInt32, UInt64) {
-        let block = scan.blocks[nodes[local]]
+        let block = scan.blocks[Int(nodes[local])]
         let isClass = metadata.category(block.category).kind == .swiftClass
         return (isClass ? 0 : 1, block.id.threadSerial, block.id.counter)
       }
@@ -92,9 +99,7 @@ struct LeakGrouping {
     let members = order.map(member)
     let kind: LeakGroup.Kind = possibly ? .possiblyLost : isCycle ? .cycle : .rootLeak
     var startAmount = LeakAmount()
-    var indirectAmount = LeakAmount()
-    for head in heads { startAmount.add(size: scan.blocks[nodes[head]].size) }
-    for node in indirect { indirectAmount.add(size: scan.blocks[nodes[node]].size) }
+    for head in heads { startAmount.add(size: scan.blocks[Int(nodes[head])].size) }
     let signature =
       [LeakGroupSignature(kind: kind)]
       + members.map { LeakGroupSignature(category: $0.category.id, stack: $0.stack) }.sorted()

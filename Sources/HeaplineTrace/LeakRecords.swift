@@ -56,6 +56,13 @@ enum LeakRecords {
         scan.edges = early.edges
         scan.graph = early.graph
       }
+      if metadata.keepsLeakBlocks {
+        // Room for what the record announces, which may be millions: grown by doubling, the
+        // arrays would take half as much again at their last copy. Address space only, until
+        // filled; a damaged count is bounded.
+        scan.blocks.reserveCapacity(Int(min(scan.announcedBlocks, 1 << 26)))
+        scan.edges.reserveCapacity(Int(min(scan.announcedEdges, 1 << 26)))
+      }
       metadata.leakScans[id] = scan
     case .leakBlock:
       let id = try cursor.readVarint()
