@@ -31,6 +31,8 @@ public struct TraceEventStream {
   private var freeSlots: [Int] = []
   private var heap = MinHeap<MergeKey>()
   private var openedCount: UInt64 = 0
+  /// For the progress line: the chunks this stream has opened, of all it will.
+  private let progress: TraceReadProgress.Pass
 
   /// Stacks, categories and modules met so far. Complete once ``next()`` returned `nil`.
   public private(set) var metadata = TraceMetadata()
@@ -54,6 +56,7 @@ public struct TraceEventStream {
     self.pending = reader.chunks.enumerated()
       .sorted { ($0.element.baseTime, $0.offset) < ($1.element.baseTime, $1.offset) }
       .map(\.element)
+    progress = TraceReadProgress.Pass(chunks: pending.count)
   }
 
   /// Returns the next event in time order, or `nil` after the last one.
@@ -254,6 +257,7 @@ public struct TraceEventStream {
   private mutating func merged() throws(TraceError) -> TraceEvent? {
     try openDueChunks()
     guard let earliest = heap.min else {
+      progress.finish()
       try checkTotals()
       return nil
     }
@@ -322,9 +326,11 @@ public struct TraceEventStream {
     heap = MinHeap()
     for chunk in pending[nextPending...] {
       var cursor = try reader.cursor(for: chunk)
+      progress.advance()
       while let event = try cursor.nextEvent(metadata: &metadata) { count(event) }
     }
     nextPending = pending.count
+    progress.finish()
     try checkTotals()
   }
 
@@ -340,6 +346,7 @@ public struct TraceEventStream {
   private mutating func openChunk(_ chunk: ChunkHeader) throws(TraceError) {
     var cursor = try reader.cursor(for: chunk)
     openedCount &+= 1
+    progress.advance()
     // A chunk of metadata only (the shim's own thread, say) is used up here.
     guard let first = try cursor.nextEvent(metadata: &metadata) else { return }
     let slot: Int

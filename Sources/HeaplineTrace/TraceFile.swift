@@ -55,7 +55,6 @@ final class TraceFile: Sendable {
       }
       done += result
     }
-    TraceReadProgress.record(end: offset + UInt64(count), fileSize: size)
     return bytes
   }
 

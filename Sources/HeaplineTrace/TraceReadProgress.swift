@@ -1,21 +1,72 @@
 import Synchronization
 
-/// Where the process last read a trace, for a progress line that another thread shows.
+/// How far the process's passes over traces have come, for a progress line that another
+/// thread shows.
 ///
-/// Every read of a trace file records where it ended and the file's size. An analysis that
-/// passes over the file more than once (indexing, then events) goes from 0 to 100 % per pass.
+/// A pass (a stream of a trace's events, or a read of its chunks for metadata) counts the
+/// chunks it has opened out of those it will open. Chunks are opened in time order, not file
+/// order, so a file position would go backwards; passes that run at once (`diff` reads two
+/// traces on two threads) add up into one fraction; and a command that passes over a trace
+/// twice says which pass it is in rather than starting again from 0 % unexplained.
 package enum TraceReadProgress {
-  private static let position = Atomic<UInt64>(0)
-  private static let size = Atomic<UInt64>(0)
-
-  /// Records a read that ended at `end` of a file of `fileSize` bytes.
-  static func record(end: UInt64, fileSize: UInt64) {
-    position.store(end, ordering: .relaxed)
-    size.store(fileSize, ordering: .relaxed)
+  /// What a progress line shows.
+  package struct Snapshot: Equatable, Sendable {
+    /// Chunks opened and to open, over the passes running now.
+    package var done: UInt64 = 0
+    package var total: UInt64 = 0
+    /// Passes begun so far, and running now.
+    package var begun = 0
+    package var running = 0
   }
 
-  /// The end of the latest read and the size of its file; (0, 0) before any read.
-  package static var current: (position: UInt64, fileSize: UInt64) {
-    (position.load(ordering: .relaxed), size.load(ordering: .relaxed))
+  private struct Running {
+    var done: UInt64
+    var total: UInt64
+  }
+
+  private struct State {
+    var passes: [Int: Running] = [:]
+    var begun = 0
+  }
+
+  private static let state = Mutex(State())
+
+  /// One pass over `total` chunks, counted from its creation until ``finish()`` or its end.
+  package final class Pass: Sendable {
+    private let id: Int
+
+    package init(chunks total: Int) {
+      id = TraceReadProgress.state.withLock { state in
+        state.begun += 1
+        state.passes[state.begun] = Running(done: 0, total: UInt64(total))
+        return state.begun
+      }
+    }
+
+    /// One more chunk opened.
+    package func advance() {
+      let id = id
+      TraceReadProgress.state.withLock { state in state.passes[id]?.done += 1 }
+    }
+
+    /// The pass read all it will: it no longer counts among those running.
+    package func finish() {
+      let id = id
+      TraceReadProgress.state.withLock { state in _ = state.passes.removeValue(forKey: id) }
+    }
+
+    deinit { finish() }
+  }
+
+  /// The passes now, for the line.
+  package static var current: Snapshot {
+    state.withLock { state in
+      var snapshot = Snapshot(begun: state.begun, running: state.passes.count)
+      for pass in state.passes.values {
+        snapshot.done += min(pass.done, pass.total)
+        snapshot.total += pass.total
+      }
+      return snapshot
+    }
   }
 }

@@ -61,8 +61,10 @@ extension TraceReader {
     -> (returnAddresses: Set<UInt64>, modules: [TraceModule])
   {
     var metadata = TraceMetadata()
-    for chunk in chunks where !chunk.flags.contains(.noStacksOrModules) {
-      try readSide(of: chunk, into: &metadata)
+    let progress = TraceReadProgress.Pass(chunks: chunks.count)
+    for chunk in chunks {
+      progress.advance()
+      if !chunk.flags.contains(.noStacksOrModules) { try readSide(of: chunk, into: &metadata) }
     }
     return (metadata.returnAddresses, metadata.modules)
   }

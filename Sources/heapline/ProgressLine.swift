@@ -9,8 +9,9 @@ import Synchronization
 /// terminal and only once the analysis has run for a while (one second, or
 /// `HEAPLINE_PROGRESS_AFTER` seconds), so that short runs and redirected output see nothing.
 ///
-/// A thread of its own redraws the line five times a second from `TraceReadProgress`, so the
-/// analyses' loops pay nothing for it. ``stop()`` erases the line before the result is printed.
+/// A thread of its own redraws the line five times a second from `TraceReadProgress`, which
+/// passes over a trace update once a chunk, so the analyses' loops pay nothing for it.
+/// ``stop()`` erases the line before the result is printed.
 ///
 /// ```swift
 /// ProgressLine.start(label: "report")
@@ -68,12 +69,22 @@ enum ProgressLine {
       guard state.running else { return false }
       let elapsed = now() - state.started
       guard elapsed >= state.delay else { return true }
-      let (position, size) = TraceReadProgress.current
-      let percent = size == 0 ? 0 : min(100, position * 100 / size)
-      write("\rheapline \(state.label): at \(percent) % of the trace, \(Int(elapsed)) s\u{1B}[K")
+      write("\rheapline \(state.label): \(Self.describe(TraceReadProgress.current)), \(Int(elapsed)) s\u{1B}[K")
       state.shown = true
       return true
     }
+  }
+
+  /// Where the passes are: the share of their chunks read, which only grows within a pass; a
+  /// pass after the first says so, and after the last the analysis is finishing (symbols,
+  /// output), which no count of chunks measures.
+  static func describe(_ passes: TraceReadProgress.Snapshot) -> String {
+    guard passes.running > 0 else {
+      return passes.begun == 0 ? "opening the trace" : "trace read, finishing"
+    }
+    let percent = passes.total == 0 ? 0 : passes.done * 100 / passes.total
+    let pass = passes.begun - passes.running + 1
+    return (pass > 1 ? "pass \(pass) over the trace" : "reading the trace") + ", \(percent) %"
   }
 
   private static func configuredDelay() -> Double {

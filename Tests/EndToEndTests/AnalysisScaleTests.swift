@@ -160,13 +160,9 @@ struct AnalysisScaleTests {
     #expect(all.kib <= few.kib + 8192, "peak RSS in KiB: \(few.kib) for 10, \(all.kib) for all")
   }
 
-  @Test("on a terminal, report draws a progress line on stderr and erases it before the report")
-  func progressLineOnATerminal() throws {
-    let directory = try Harness.temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let path = directory.appendingPathComponent("churn.trace").path
-    try SyntheticChurnTrace.write(to: path, allocations: 200_000)
-    // Given stderr (and stdout) on a pseudo-terminal, and no delay before the line
+  /// What a pseudo-terminal shows of `heapline arguments` (stderr and stdout both), with no
+  /// delay before the progress line, and the exit status.
+  static func onATerminal(_ arguments: [String]) throws -> (status: Int32, output: String) {
     let script = """
       import os, pty, sys, time
       pid, fd = pty.fork()
@@ -188,19 +184,67 @@ struct AnalysisScaleTests {
       sys.stdout.write(out.decode(errors="replace"))
       sys.exit(os.waitstatus_to_exitcode(status))
       """
+    let result = try Harness.run("/usr/bin/env", ["python3", "-c", script, Harness.heapline] + arguments)
+    return (result.status, result.stdout)
+  }
+
+  @Test("on a terminal, report draws a progress line on stderr and erases it before the report")
+  func progressLineOnATerminal() throws {
+    let directory = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("churn.trace").path
+    try SyntheticChurnTrace.write(to: path, allocations: 200_000)
+    // Given stderr (and stdout) on a pseudo-terminal, and no delay before the line
     // When report runs there
-    let result = try Harness.run(
-      "/usr/bin/env", ["python3", "-c", script, Harness.heapline, "report", path, "--no-symbolize"])
+    let result = try Self.onATerminal(["report", path, "--no-symbolize"])
     // Then the terminal saw the progress line, erased, then the report
-    #expect(result.status == 0, "\(result.stderr)")
-    let line = result.stdout.range(of: "\rheapline report: at ")
-    let erase = result.stdout.range(of: "\r\u{1B}[K")
-    let report = result.stdout.range(of: "200,000")
-    #expect(line != nil, "terminal output: \(result.stdout.debugDescription.prefix(400))")
+    #expect(result.status == 0, "\(result.output)")
+    let line = result.output.range(of: "\rheapline report: reading the trace, ")
+    let erase = result.output.range(of: "\r\u{1B}[K")
+    let report = result.output.range(of: "200,000")
+    #expect(line != nil, "terminal output: \(result.output.debugDescription.prefix(400))")
     if let line, let erase, let report {
       #expect(line.lowerBound < erase.lowerBound && erase.upperBound <= report.lowerBound)
     } else {
-      Issue.record("no erase or no report: \(result.stdout.debugDescription.prefix(400))")
+      Issue.record("no erase or no report: \(result.output.debugDescription.prefix(400))")
+    }
+  }
+
+  @Test("a progress line never goes back within a pass, and names the passes after the first")
+  func progressLineOnlyMovesForward() throws {
+    // Given a trace of 60 chunks, which takes a debug build seconds to view
+    let directory = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("churn.trace").path
+    try SyntheticChurnTrace.write(to: path, allocations: 1_500_000)
+    for arguments in [
+      ["view", path, "--no-symbolize", "-o", directory.appendingPathComponent("v.html").path],
+      ["diff", path, path, "-o", directory.appendingPathComponent("d.txt").path],
+    ] {
+      // When an analysis of several passes (view), or of two traces at once (diff), runs on a
+      // terminal
+      let result = try Self.onATerminal(arguments)
+      #expect(result.status == 0, "\(arguments[0]): \(result.output)")
+      // Then every line it drew reads "pass N over the trace, P %" (or "reading the trace, P %"
+      // for the first), and P never falls while N stays
+      var last: (pass: Int, percent: Int) = (0, 0)
+      var lines = 0
+      for text in result.output.split(separator: "\r").map({ $0.replacingOccurrences(of: "\u{1B}[K", with: "") }) {
+        guard let body = text.split(separator: ": ", maxSplits: 1).last, text.hasPrefix("heapline \(arguments[0]): ") else { continue }
+        let fields = body.split(separator: ", ").map(String.init)
+        guard fields.count == 3, fields[1].hasSuffix(" %"), let percent = Int(fields[1].dropLast(2)) else { continue }
+        let pass = fields[0] == "reading the trace" ? 1 : Int(fields[0].split(separator: " ")[1]) ?? -1
+        #expect(pass >= last.pass, "\(arguments[0]): \(text) after pass \(last.pass)")
+        if pass == last.pass {
+          #expect(percent >= last.percent, "\(arguments[0]): \(text) after \(last.percent) %")
+        }
+        #expect((0...100).contains(percent))
+        last = (pass, percent)
+        lines += 1
+      }
+      #expect(lines > 0, "\(arguments[0]): \(result.output.debugDescription.prefix(400))")
+      if arguments[0] == "diff" { #expect(last.pass == 1, "two traces read at once are one pass") }
+      if arguments[0] == "view" { #expect(last.pass > 1, "view passes over the trace more than once") }
     }
   }
 
