@@ -82,7 +82,8 @@ struct LeakGraph {
   var sourceComponents: [Int] {
     var hasPredecessor = [Bool](repeating: false, count: componentCount)
     for node in 0..<nodeCount {
-      for target in successors(of: node) where componentOfNode[Int(target)] != componentOfNode[node] {
+      for target in successors(of: node) where componentOfNode[Int(target)] != componentOfNode[node]
+      {
         hasPredecessor[Int(componentOfNode[Int(target)])] = true
       }
     }

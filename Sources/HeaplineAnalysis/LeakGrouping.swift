@@ -25,7 +25,8 @@ struct LeakGrouping {
           local[index] = -1
         }
       }
-      group(nodes, local: local, of: scan, metadata: metadata, possibly: reachability != .unreachable)
+      group(
+        nodes, local: local, of: scan, metadata: metadata, possibly: reachability != .unreachable)
     }
     groups.sort(by: Self.mostBytesFirst)
   }

@@ -69,7 +69,8 @@ enum ProgressLine {
       guard state.running else { return false }
       let elapsed = now() - state.started
       guard elapsed >= state.delay else { return true }
-      write("\rheapline \(state.label): \(Self.describe(TraceReadProgress.current)), \(Int(elapsed)) s\u{1B}[K")
+      let passes = Self.describe(TraceReadProgress.current)
+      write("\rheapline \(state.label): \(passes), \(Int(elapsed)) s\u{1B}[K")
       state.shown = true
       return true
     }

@@ -10,7 +10,9 @@ struct AnalysisScaleTests {
   /// (`ru_maxrss` of the waited-for child, the VmHWM it had when it exited) and its stdout.
   /// The deadline guards against a hang, not a slow run: a debug build reads 100 M events in
   /// about two minutes on a quiet machine, and took over four beside other work.
-  static func peakResidentKiB(_ arguments: [String], status: Int = 0) throws -> (kib: Int, stdout: String) {
+  static func peakResidentKiB(_ arguments: [String], status: Int = 0) throws -> (
+    kib: Int, stdout: String
+  ) {
     let script = """
       import resource, subprocess, sys
       r = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1100)
@@ -21,7 +23,8 @@ struct AnalysisScaleTests {
     let result = try Harness.run(
       "/usr/bin/env", ["python3", "-c", script, Harness.heapline] + arguments, timeout: 1200)
     let fields = result.stderr.split(separator: "\n").last?.split(separator: " ") ?? []
-    guard result.status == 0, fields.count == 2, fields[0] == "\(status)", let kib = Int(fields[1]) else {
+    guard result.status == 0, fields.count == 2, fields[0] == "\(status)", let kib = Int(fields[1])
+    else {
       throw HarnessError("heapline \(arguments) under python3 failed: \(result.stderr)")
     }
     return (kib, result.stdout)
@@ -67,7 +70,7 @@ struct AnalysisScaleTests {
     #expect(peaks[1] <= peaks[0] + 4096, "peak RSS in KiB: \(peaks)")
   }
 
-  @Test("a leak scan of a million lost blocks costs report, timeline and objects no memory, leaks 150 B a block")
+  @Test("a scan's million lost blocks cost report, timeline, objects nothing, and leaks 150 B each")
   func aLeakScansBlocksCostNothingToThePassesThatDoNotShowThem() throws {
     // Given one program, 1,000,000 blocks of 48 bytes left at exit, recorded with the leak scan
     // at exit (a record for each block found) and without
@@ -100,10 +103,13 @@ struct AnalysisScaleTests {
     // And `leaks`, which shows them, holds at most 150 B for each block it found beyond what
     // `report` holds without them (its graph's rows and components flat, in 32-bit numbers: it
     // took 223 B with an array for each), and finds them all
-    let report = try Self.peakResidentKiB(["report", traces[0], "--format", "json", "--no-symbolize"])
+    let report = try Self.peakResidentKiB(
+      ["report", traces[0], "--format", "json", "--no-symbolize"])
     let leaks = try Self.peakResidentKiB(
       ["leaks", traces[1], "--format", "json", "--no-symbolize"], status: 1)
-    #expect(leaks.kib <= report.kib + 150 * 1_000_001 / 1024, "report \(report.kib) KiB, leaks \(leaks.kib)")
+    #expect(
+      leaks.kib <= report.kib + 150 * 1_000_001 / 1024,
+      "report \(report.kib) KiB, leaks \(leaks.kib)")
     let found = try JSONSerialization.jsonObject(with: Data(leaks.stdout.utf8)) as? [String: Any]
     #expect((found?["definitely_lost"] as? [String: Any])?["blocks"] as? Int == 1)
     #expect((found?["indirectly_lost"] as? [String: Any])?["blocks"] as? Int == 1_000_000)
@@ -184,7 +190,8 @@ struct AnalysisScaleTests {
       sys.stdout.write(out.decode(errors="replace"))
       sys.exit(os.waitstatus_to_exitcode(status))
       """
-    let result = try Harness.run("/usr/bin/env", ["python3", "-c", script, Harness.heapline] + arguments)
+    let result = try Harness.run(
+      "/usr/bin/env", ["python3", "-c", script, Harness.heapline] + arguments)
     return (result.status, result.stdout)
   }
 
@@ -229,11 +236,16 @@ struct AnalysisScaleTests {
       // for the first), and P never falls while N stays
       var last: (pass: Int, percent: Int) = (0, 0)
       var lines = 0
-      for text in result.output.split(separator: "\r").map({ $0.replacingOccurrences(of: "\u{1B}[K", with: "") }) {
-        guard let body = text.split(separator: ": ", maxSplits: 1).last, text.hasPrefix("heapline \(arguments[0]): ") else { continue }
-        let fields = body.split(separator: ", ").map(String.init)
-        guard fields.count == 3, fields[1].hasSuffix(" %"), let percent = Int(fields[1].dropLast(2)) else { continue }
-        let pass = fields[0] == "reading the trace" ? 1 : Int(fields[0].split(separator: " ")[1]) ?? -1
+      let drawn = result.output.split(separator: "\r").map {
+        $0.replacingOccurrences(of: "\u{1B}[K", with: "")
+      }
+      for text in drawn where text.hasPrefix("heapline \(arguments[0]): ") {
+        let fields = text.split(separator: ": ", maxSplits: 1)[1].split(separator: ", ")
+          .map(String.init)
+        guard fields.count == 3, fields[1].hasSuffix(" %"), let percent = Int(fields[1].dropLast(2))
+        else { continue }
+        let pass =
+          fields[0] == "reading the trace" ? 1 : Int(fields[0].split(separator: " ")[1]) ?? -1
         #expect(pass >= last.pass, "\(arguments[0]): \(text) after pass \(last.pass)")
         if pass == last.pass {
           #expect(percent >= last.percent, "\(arguments[0]): \(text) after \(last.percent) %")
@@ -244,7 +256,7 @@ struct AnalysisScaleTests {
       }
       #expect(lines > 0, "\(arguments[0]): \(result.output.debugDescription.prefix(400))")
       if arguments[0] == "diff" { #expect(last.pass == 1, "two traces read at once are one pass") }
-      if arguments[0] == "view" { #expect(last.pass > 1, "view passes over the trace more than once") }
+      if arguments[0] == "view" { #expect(last.pass > 1, "view reads the trace more than once") }
     }
   }
 

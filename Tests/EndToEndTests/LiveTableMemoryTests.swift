@@ -48,10 +48,13 @@ import Testing
     #expect(traced.gained == Self.blocks + 1)
     // All in (every page the table and its allocation infos map, at the table's load at this
     // size): at most 24 B a block
-    let held = try #require(traced.held), bytes = try #require(traced.tableBytes)
+    let held = try #require(traced.held)
+    let bytes = try #require(traced.tableBytes)
     #expect(bytes <= 24 * held, "\(bytes) B for \(held) blocks")
     // The traced program's peak RSS is at most 1.5 times its own
-    #expect(traced.peakKB * 2 <= plain.peakKB * 3, "traced \(traced.peakKB) kB, untraced \(plain.peakKB) kB")
+    #expect(
+      traced.peakKB * 2 <= plain.peakKB * 3,
+      "traced \(traced.peakKB) kB, untraced \(plain.peakKB) kB")
 
     // And the trace holds every block, live at the end
     let stats = try Statistics(reader: try TraceReader(path: trace))
@@ -79,7 +82,9 @@ import Testing
 
     // Then its peak RSS is at most 1.5 times its own: the scan writes what it finds as it goes,
     // and indexes each block in 12 bytes
-    #expect(recorded.kib * 2 <= plain.peakKB * 3, "traced \(recorded.kib) kB, untraced \(plain.peakKB) kB")
+    #expect(
+      recorded.kib * 2 <= plain.peakKB * 3, "traced \(recorded.kib) kB, untraced \(plain.peakKB) kB"
+    )
     // And the scan found the list whole: its head definitely lost, every other block through it
     let scan = try #require(try Self.lastLeakScan(trace))
     #expect(scan.isComplete)
