@@ -43,6 +43,7 @@ extension HeaplineCommand {
 
     func run() throws {
       let reader = try TraceInput.openFull(file, for: "objects")
+      try TraceInput.checkInstant(liveAt, option: "--live-at", in: reader)
       let options = ObjectListOptions(
         category: category,
         liveAt: liveAt.map { .nanoseconds(Int64(TraceInput.nanoseconds(seconds: $0))) })

@@ -162,8 +162,8 @@ import Testing
     #expect(result.stderr == "heapline: cannot open trace '\(fifo)': not a regular file\n")
   }
 
-  @Test func reportAtAnInstantPastTheEndIsAnErrorGivingTheTraceLength() throws {
-    let (trace, reader, _) = try Self.recorded()
+  @Test func anInstantPastTheEndIsAnErrorGivingTheTraceLength() throws {
+    let (trace, reader, dir) = try Self.recorded()
     let end = try #require(reader.trailer?.endTime)
     let result = try Harness.heapline(["report", trace.path, "--at", "1000"])
     #expect(result.status == 2)
@@ -171,6 +171,15 @@ import Testing
       result.stderr
         == "heapline: --at 1000.0 s is past the end of trace '\(trace.path)', which is"
         + " \(TimeText.duration(end)) long\n")
+    // objects' --live-at, the same instant, is refused the same way, before any output
+    let list = dir.appendingPathComponent("past.csv")
+    let objects = try Harness.heapline(["objects", trace.path, "--live-at", "1000", "-o", list.path])
+    #expect(objects.status == 2)
+    #expect(
+      objects.stderr
+        == "heapline: --live-at 1000.0 s is past the end of trace '\(trace.path)', which is"
+        + " \(TimeText.duration(end)) long\n")
+    #expect(!FileManager.default.fileExists(atPath: list.path))
     let atEnd = try Harness.heapline([
       "report", trace.path, "--at", String(Double(end / 1_000_000) / 1e3),
     ])
