@@ -163,6 +163,7 @@ extension HeaplineCommand {
             if symbols { TraceSymbols.store(in: file, symbolizer: symbolizer) }
             CLIOutput.note("trace written to \(file)")
           }
+          try checkNotCutShort(last)  // a failed write stops the recording in the file it hit
           try finish(program: program, name: name, trace: last, status: status)
         }
       }

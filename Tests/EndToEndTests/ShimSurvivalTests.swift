@@ -161,4 +161,21 @@ import Testing
     #expect(blocks.totalBytes == 24 * blocks.totalCount)
     #expect(blocks.totalCount < 2_000_000)
   }
+
+  @Test func aFullDiskUnderRotationFailsTheRecordAndItsLastFileSaysSo() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("fulldisk", in: dir)
+    let trace = dir.appendingPathComponent("full.trace")
+    let result = try Harness.heapline(["record", "--rotate", "1", "-o", trace.path, "--", program])
+    // The program finishes; record fails as it does without rotation
+    #expect(result.status == 125, "\(result.stderr)")
+    #expect(result.stdout == "sum 1999999000000\n")
+    #expect(result.stderr.contains("is cut short: writing it failed"))
+    // And the last file is the one whose trailer tells the failure
+    let files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+      .filter { $0.hasPrefix("full.") && $0.hasSuffix(".trace") }.sorted()
+    let last = try #require(files.last)
+    let reader = try TraceReader(path: dir.appendingPathComponent(last).path)
+    #expect(reader.trailer?.endReason == .writeFailed)
+  }
 }
