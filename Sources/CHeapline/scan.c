@@ -59,8 +59,7 @@ static inline void push(struct hl_scan *s, uint32_t j) {
   // points to may be reported lost. mmap failing here means the machine is out of memory.
 }
 
-static void put_varint(struct hl_vec *v, uint64_t x) {
-  if (!hl_vec_reserve(v, 10)) return;  // out of memory: the caller sees no new bytes
+static void put_varint(struct hl_vec *v, uint64_t x) {  // with room for 10 bytes
   uint8_t *out = v->data + v->len;
   for (; x >= 0x80; x >>= 7) *out++ = (uint8_t)(x | 0x80);
   *out++ = (uint8_t)x;
@@ -82,14 +81,10 @@ static void add_edge(struct hl_scan *s, uint32_t to, int interior) {
   // Many pointers from one block to another make one edge; look back a few edges for it.
   for (uint32_t i = 0; i < s->recent_count && i < 8; i++)
     if (s->recent[i].to == to && s->recent[i].flags == flags) return;
-  size_t before = s->edges.len;
+  if (!hl_vec_reserve(&s->edges, 20)) return;  // out of memory: the edge goes unrecorded
   int64_t distance = (int64_t)to - (int64_t)s->from;
   put_varint(&s->edges, s->edge_count ? s->from - s->last_from : s->from);
   put_varint(&s->edges, (((uint64_t)distance << 1) ^ (uint64_t)(distance >> 63)) << 1 | flags);
-  if (s->edges.len - before < 2) {  // out of memory: no half edge
-    s->edges.len = before;
-    return;
-  }
   s->recent[s->recent_count++ % 8] = (struct hl_edge){s->from, to, flags};
   s->last_from = s->from;
   s->edge_count++;
