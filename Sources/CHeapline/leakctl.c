@@ -26,6 +26,7 @@ enum { HL_TRIGGER_EXIT = 1, HL_TRIGGER_SIGNAL = 2, HL_TRIGGER_TIMER = 3, HL_TRIG
 enum { HL_SCAN_UNTRACKED = 1, HL_SCAN_UNRESPONSIVE = 2, HL_SCAN_MODULES_CHANGED = 4 };
 
 void hl_lazy_init(void);
+void hl_finish_pending_for_flush(struct hl_buffer *b);
 extern struct hl_buffer *hl_sampler_buffer;
 _Atomic int32_t hl_sampler_tid;
 static _Atomic int hl_scan_lock;
@@ -42,6 +43,7 @@ struct hl_result {
   struct hl_leak_scan_info info;
   uint64_t lost_blocks, lost_bytes, possible_blocks, possible_bytes;
   struct hl_graph_result graph;  // with --graph
+  uint64_t rss_time, rss;        // the process's RSS at the scan's end, its memory still held
 };
 
 static int32_t gettid_raw(void) { return (int32_t)syscall(SYS_gettid); }
@@ -138,6 +140,10 @@ static int scan_once(struct hl_result *r, struct hl_buffer *b, int last_try, uin
     if (!*modules_changed || last_try) {
       put_findings(&s, b, r);
       if (s.graph && hl_graph_collect(&s, &r->graph)) hl_graph_release(&r->graph);
+      // The process's RSS with the scan's memory still held: at exit, the sampler's samples
+      // may all come before it, and a report's peak would miss what the scan cost.
+      r->rss_time = hl_now();
+      r->rss = hl_read_rss();
     }
   }
   hl_stacks_unlock();
@@ -239,7 +245,13 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
       if (!k->category && k->size >= 16) k->category = hl_swift_classify_in(b, k->size, k->words);
     }
     if (r.graph.nodes) hl_emit_leak_graph(b, r.info.id, &r.graph);
-    hl_buffer_flush(b);
+    hl_buffer_flush(b);  // the scan's chunk holds its untimed records only
+    if (r.rss) {
+      // An allocation still waiting for its class name goes first: it is older, and a
+      // thread's records never go back in time.
+      hl_finish_pending_for_flush(b);
+      hl_emit_rss(b, r.rss_time, r.rss);
+    }
   }
   if (b && !mine) hl_release(b);
   if (summary && !err)

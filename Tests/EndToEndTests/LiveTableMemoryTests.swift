@@ -91,6 +91,11 @@ import Testing
     #expect(scan.blocks.count == Self.blocks)
     #expect(scan.blocks.allSatisfy { $0.size == 64 && $0.reachability == .unreachable })
     #expect(scan.edges.count == Self.blocks - 1)
+    // And the trace's peak RSS is the scan's, sampled before the scan let its memory go
+    let totals = try Statistics(reader: try TraceReader(path: trace)).totals
+    let peak = try #require(totals.peakRSSBytes)
+    #expect(
+      peak >= UInt64(recorded.kib) * 1024 * 95 / 100, "\(peak) B, ru_maxrss \(recorded.kib) kB")
     let report = try Harness.heapline(["leaks", trace, "--no-symbolize"])
     #expect(report.stdout.contains("Definitely lost         1 block  (64 B)"), "\(report.stdout)")
     #expect(report.stdout.contains("Indirectly lost 1,999,999 blocks (127,999,936 B)"))
