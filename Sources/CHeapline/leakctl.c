@@ -76,8 +76,8 @@ static void put_findings(struct hl_scan *s, struct hl_buffer *b, struct hl_resul
     struct hl_leak_block k = {.addr = blk.addr, .size = blk.size, .counter = blk.counter,
                               .serial = blk.serial, .stack = blk.stack,
                               .category = blk.category, .kind = lost ? 1 : 2};
-    if (blk.size >= 16) memcpy(k.words, (const void *)(uintptr_t)blk.addr, 16);
-    if (hl_swift_present && !k.category && k.size >= 16)  // a class not named yet
+    hl_leak_block_words(&k);
+    if (k.words[0])  // a class not named yet
       k.category = hl_swift_classify_in(b, k.size, k.words);
     hl_emit_leak_block(b, r->info.id, &k);
   }

@@ -156,6 +156,16 @@ struct hl_leak_block {
   uint64_t words[2];  // the first two words, to name a Swift class after the world resumes
 };
 
+// Its first two words, when a Swift class may still have to be named from them, read through
+// the kernel: with the other threads running again, one may have made the block's page
+// unreadable (mprotect) since the maps were read. Zero when not needed or not readable.
+static inline void hl_leak_block_words(struct hl_leak_block *k) {
+  k->words[0] = k->words[1] = 0;
+  if (hl_swift_present && !k->category && k->size >= 16 &&
+      !hl_safe_read((uintptr_t)k->addr, k->words, sizeof k->words))
+    k->words[0] = k->words[1] = 0;
+}
+
 // scangraph.c: with --graph, the reachability graph of live blocks. Roots are all scanned
 // before phase 0 floods, and then it floods breadth first, so each block's parent (the block or
 // root that first reached it) is on a shortest path from the roots. Without --graph, the scan

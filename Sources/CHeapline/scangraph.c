@@ -76,7 +76,7 @@ int hl_graph_collect(struct hl_scan *s, struct hl_graph_result *r) {
         .parent = parent & HL_PARENT_ROOT ? 2ull * (parent & ~HL_PARENT_ROOT) + 1
                                           : 2ull * position[parent],
         .offset = g->offset[j]};
-    if (blk.size >= 16) memcpy(out->block.words, (const void *)(uintptr_t)blk.addr, 16);
+    hl_leak_block_words(&out->block);
     position[j] = r->node_count++;
   }
   if (position) hl_unmap(position, blocks * sizeof *position);

@@ -162,6 +162,28 @@ import Testing
     #expect(blocks.totalCount < 2_000_000)
   }
 
+  @Test(arguments: [[], ["--graph"]])
+  func pagesTheProgramProtectsWhileScansRunNeverCrashIt(options: [String]) throws {
+    // Given a program whose thread makes the pages of 64 blocks unreadable and readable again
+    // for a second, while scans run every 10 ms (and keep their graph)
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("guardpages", in: dir)
+    let trace = dir.appendingPathComponent("guard.trace").path
+    let result = try Harness.heapline(
+      ["record", "--leaks-every", "0.01"] + options + ["-o", trace, "--", program, "1"])
+    // Then it runs to its end: a scan reads a block's words after the threads run again only
+    // through the kernel, which a page made unreadable meanwhile cannot crash
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "toggled yes\n")
+    // And the scan at exit finds the 32 blocks it kept no pointer to, exactly
+    let leaks = try Harness.heapline(["leaks", trace, "--format", "json", "--no-symbolize"])
+    let json = try JSONSerialization.jsonObject(with: Data(leaks.stdout.utf8)) as? [String: Any]
+    let lost = json?["definitely_lost"] as? [String: Any]
+    #expect(lost?["blocks"] as? Int == 32, "\(leaks.stdout.prefix(600))")
+    #expect(lost?["bytes"] as? Int == 32 * 4096)
+  }
+
   @Test func aFullDiskUnderRotationFailsTheRecordAndItsLastFileSaysSo() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("fulldisk", in: dir)
