@@ -96,21 +96,23 @@ struct LeakGraph {
   /// slab that points back to it: that is the cycle to name).
   func shortestCycle(through start: Int) -> [Int] {
     let component = componentOfNode[start]
-    var previous = [Int: Int]()
-    var queue = [start]
+    // Breadth first within the component: each node's predecessor on the way, -1 for none yet
+    // (an array, not a dictionary: a lost ring of millions is one component).
+    var previous = [Int32](repeating: -1, count: nodeCount)
+    var queue: [Int32] = [Int32(start)]
     var head = 0
     while head < queue.count {
-      let node = queue[head]
+      let node = Int(queue[head])
       head += 1
       for next in successors(of: node).lazy.map(Int.init) where componentOfNode[next] == component {
         if next == start && node != start {
           var path = [node]
-          while let before = previous[path[path.count - 1]] { path.append(before) }
+          while path[path.count - 1] != start { path.append(Int(previous[path[path.count - 1]])) }
           return path.reversed()
         }
-        if previous[next] == nil && next != start {
-          previous[next] = node
-          queue.append(next)
+        if previous[next] < 0 && next != start {
+          previous[next] = Int32(node)
+          queue.append(Int32(next))
         }
       }
     }

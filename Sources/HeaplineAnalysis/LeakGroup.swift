@@ -20,8 +20,12 @@ public struct LeakGroup: Hashable, Sendable {
   public var name: String
   /// How many identical leaks the group stands for.
   public var instances: Int
-  /// The blocks the leak starts at (a cycle's, in the order of ``name``), of its first instance.
+  /// The blocks the leak starts at (a cycle's, in the order of ``name``), of its first instance:
+  /// the first 256 of them.
   public var members: [LeakGroupMember]
+  /// The starting blocks of the first instance past ``members`` (a lost ring of millions of
+  /// blocks starts at every one of them).
+  public var membersLeftOut = 0
   /// Blocks and bytes, over every instance.
   public var definitelyLost = LeakAmount()
   public var indirectlyLost = LeakAmount()

@@ -85,6 +85,7 @@ struct LeakGrouping {
         category: metadata.category(block.category), stack: block.stack)
     }
     var order = heads
+    var cycleLength = 0
     if isCycle {
       // Named from the class instance allocated first (the owner, which made the others), or
       // the block allocated first when there is none. Alloc ids order a thread's allocations.
@@ -95,15 +96,24 @@ struct LeakGrouping {
       }
       let start = heads.min { rank($0) < rank($1) }!
       let cycle = graph.shortestCycle(through: start)
-      order = cycle + heads.filter { !cycle.contains($0) }
+      cycleLength = cycle.count
+      var inCycle = [Bool](repeating: false, count: nodes.count)
+      for node in cycle { inCycle[node] = true }
+      order = cycle + heads.filter { !inCycle[$0] }
     }
-    let members = order.map(member)
+    // A lost ring of millions of blocks starts at all of them: the group keeps the first few,
+    // and counts the rest.
+    let members = order.prefix(Self.keptMembers).map(member)
     let kind: LeakGroup.Kind = possibly ? .possiblyLost : isCycle ? .cycle : .rootLeak
     var startAmount = LeakAmount()
     for head in heads { startAmount.add(size: scan.blocks[Int(nodes[head])].size) }
     let signature =
       [LeakGroupSignature(kind: kind)]
-      + members.map { LeakGroupSignature(category: $0.category.id, stack: $0.stack) }.sorted()
+      + order.map { local in
+        let block = scan.blocks[Int(nodes[local])]
+        return LeakGroupSignature(
+          category: metadata.category(block.category).id, stack: block.stack)
+      }.sorted()
     if let existing = merged[signature] {
       groups[existing].instances += 1
       if possibly {
@@ -117,11 +127,10 @@ struct LeakGrouping {
     }
     var name = members.first?.shortName ?? ""
     if isCycle {
-      let cycleLength = graph.shortestCycle(through: order[0]).count
-      name = (members.prefix(cycleLength) + [members[0]]).map(\.shortName)
-        .joined(separator: " → ")
+      name = Self.cycleName(length: cycleLength) { member(order[$0]).shortName }
     }
     var group = LeakGroup(kind: kind, name: name, instances: 1, members: members)
+    group.membersLeftOut = order.count - members.count
     if possibly {
       group.possiblyLost = startAmount
       group.possiblyLost.add(indirectAmount)
@@ -135,6 +144,21 @@ struct LeakGrouping {
 }
 
 extension LeakGrouping {
+  /// The members a group keeps, with their stacks: the first instance's starting blocks up to
+  /// this many.
+  static let keptMembers = 256
+
+  /// A cycle's name: its members' categories in pointer order, back to the first; a cycle of
+  /// more than eight names its first four and last two, and how many it leaves out.
+  static func cycleName(length: Int, name: (Int) -> String) -> String {
+    guard length > 8 else {
+      return ((0..<length).map(name) + [name(0)]).joined(separator: " → ")
+    }
+    let left = ByteCountText.grouped(UInt64(length - 6))
+    return ((0..<4).map(name) + ["… \(left) more"] + (length - 2..<length).map(name) + [name(0)])
+      .joined(separator: " → ")
+  }
+
   /// `groups` (their members' frames symbolized), with the groups that a reader cannot tell
   /// apart merged: the same kind, and starting blocks of the same categories whose shown frames
   /// have the same functions and source lines. An optimized build's copies of one allocation

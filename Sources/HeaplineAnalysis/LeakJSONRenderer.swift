@@ -73,6 +73,7 @@ public struct LeakJSONRenderer: LeakReportRenderer {
       ("possibly_lost", amount(group.possiblyLost)),
       ("suppressed_by", .string(group.suppressedBy)),
       ("members", .array(group.members.map { member($0, style: style) })),
+      ("members_left_out", .signed(group.membersLeftOut)),
     ])
   }
 

@@ -127,6 +127,10 @@ public struct LeakTextRenderer: LeakReportRenderer {
       )
       lines += frames
     }
+    if group.membersLeftOut > 0 {
+      let more = ByteCountText.grouped(UInt64(group.membersLeftOut))
+      lines.append("  … and \(more) more blocks it starts at, not shown")
+    }
     return lines
   }
 

@@ -122,6 +122,36 @@ struct LeakAnalysisTests {
     #expect(report.hasLeaks)
   }
 
+  @Test func aLostRingOfAHundredThousandBlocksIsOneCycleWithAShortNameAndItsFirstMembers() throws {
+    // Given a scan that found a ring of 100,000 blocks of 16 bytes, each pointing to the next
+    let count = 100_000
+    var scan = LeakScan(id: 1, time: 5_000, trigger: .exit, liveBlocks: UInt64(count))
+    scan.blocks = (0..<count).map { Self.block(UInt64($0), size: 16, stack: 1) }
+    scan.edges = (0..<count).map { LeakEdge(from: $0, to: ($0 + 1) % count) }
+    var writer = TraceWriter(header: TraceHeader(pid: 3))
+    var chunk = writer.makeChunk(threadSerial: 1)
+    chunk.stack(StackID(1), parent: .empty, pc: 0x1008)
+    chunk.leakScan(scan)
+    writer.append(chunk)
+    let trace = try TemporaryTrace(writer)
+    // When it is grouped
+    let report = try LeakReport.read(path: trace.path, symbolizer: nil)
+    // Then it is one cycle, all of it definitely lost, named by its first four members and its
+    // last two, and keeping the first 256 members with a count of the rest
+    #expect(report.groups.count == 1)
+    let ring = try #require(report.groups.first)
+    #expect(ring.kind == .cycle)
+    #expect(ring.definitelyLost == LeakAmount(blocks: UInt64(count), bytes: UInt64(16 * count)))
+    let name = Array(repeating: "Malloc 16 Bytes", count: 4) + ["… 99,994 more"]
+      + Array(repeating: "Malloc 16 Bytes", count: 3)
+    #expect(ring.name == name.joined(separator: " → "))
+    #expect(ring.members.count == 256)
+    #expect(ring.membersLeftOut == count - 256)
+    #expect(ring.members.map(\.id.counter) == Array(0..<256))
+    #expect(
+      LeakTextRenderer().render(report).contains("  … and 99,744 more blocks it starts at, not shown"))
+  }
+
   @Test func aScanMissingSomeOfItsRecordsIsIncomplete() throws {
     let trace = try Self.trace()
     let (_, metadata) = try trace.events()
