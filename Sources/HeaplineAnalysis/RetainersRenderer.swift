@@ -63,7 +63,10 @@ public struct RetainersRenderer: Sendable {
       let count = path.count == 1 ? "1 object" : "\(path.count) objects"
       out += "\n\(count), \(ByteCountText.grouped(path.bytes)) bytes:\n"
       out += "  \(Self.describe(path.root))\n"
-      for step in path.steps {
+      for (index, step) in path.steps.enumerated() {
+        if path.stepsLeftOut > 0 && index == Retainers.keptSteps / 2 {
+          out += "  → … \(ByteCountText.grouped(UInt64(path.stepsLeftOut))) more steps\n"
+        }
         out += "  → \(step.category) +0x\(String(step.offset, radix: 16))\n"
       }
       out += "  → \(report.category)\n"
@@ -102,6 +105,7 @@ public struct RetainersRenderer: Sendable {
                     .object([("category", .string($0.category)), ("offset", .unsigned($0.offset))])
                   })
               ),
+              ("steps_left_out", .signed(path.stepsLeftOut)),
             ])
           })
       ),

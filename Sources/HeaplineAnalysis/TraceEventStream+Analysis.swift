@@ -3,9 +3,11 @@ import HeaplineTrace
 extension TraceMetadata {
   /// Everything the trace at `path` defines (stacks, categories, modules, leak scans), its
   /// events read for nothing else, with a damaged trace reported as an ``AnalysisError``.
-  static func read(path: String) throws(AnalysisError) -> TraceMetadata {
+  static func read(path: String, keeping scans: LeakScanSelection = .all) throws(AnalysisError)
+    -> TraceMetadata
+  {
     do {
-      var stream = try TraceReader(path: path).events()
+      var stream = try TraceReader(path: path).events(keeping: scans)
       try stream.drainMetadata()
       return stream.metadata
     } catch {

@@ -56,7 +56,7 @@ enum LeakRecords {
         scan.edges = early.edges
         scan.graph = early.graph
       }
-      if metadata.keepsLeakBlocks {
+      if metadata.keepsLeakBlocks(of: id) {
         // Room for what the record announces, which may be millions: grown by doubling, the
         // arrays would take half as much again at their last copy. Address space only, until
         // filled; a damaged count is bounded.
@@ -74,7 +74,7 @@ enum LeakRecords {
       let block = LeakedBlock(
         id: fields.id, address: fields.address, size: fields.size, stack: fields.stack,
         category: fields.category, reachability: reachability)
-      if metadata.keepsLeakBlocks {
+      if metadata.keepsLeakBlocks(of: id) {
         metadata.leakScans[id, default: placeholder(id)].blocks.append(block)
       } else {
         metadata.leakScans[id, default: placeholder(id)].blocksRead += 1
@@ -97,7 +97,7 @@ enum LeakRecords {
         throw ChunkCursor.MalformedRecord(
           detail: "leak edge \(from) -> \(to) of scan \(id) names a block not written before it")
       }
-      guard metadata.keepsLeakBlocks else {
+      guard metadata.keepsLeakBlocks(of: id) else {
         metadata.leakScans[id, default: placeholder(id)].edgesRead += 1
         return
       }

@@ -106,6 +106,15 @@ public struct LeakScan: Hashable, Sendable {
     self.announcedEdges = announcedEdges
   }
 
+  /// Drops the blocks, edges and graph kept so far, counting them as read.
+  mutating func forgetBlocks() {
+    blocksRead += UInt64(blocks.count)
+    edgesRead += UInt64(edges.count)
+    blocks = []
+    edges = []
+    graph = nil
+  }
+
   /// Whether every announced block and edge was read: a trace cut short may end mid-scan.
   public var isComplete: Bool {
     max(UInt64(blocks.count), blocksRead) == announcedBlocks
@@ -161,4 +170,14 @@ public struct LeakEdge: Hashable, Sendable {
     self.to = to
     self.isInterior = isInterior
   }
+}
+
+/// The leak scans whose blocks, edges and graphs a pass keeps (``TraceReader/events(leakBlocks:keeping:)``).
+public enum LeakScanSelection: Hashable, Sendable {
+  /// Every scan's.
+  case all
+  /// The scan with the highest number read so far: each newer one replaces it.
+  case latest
+  /// The scan with this number only.
+  case only(UInt64)
 }

@@ -12,7 +12,7 @@ enum ReachabilityRecords {
     case .leakGraph:
       let roots = try cursor.readVarint()
       let nodes = try cursor.readVarint()
-      guard metadata.keepsLeakBlocks else { return }
+      guard metadata.keepsLeakBlocks(of: id) else { return }
       metadata.leakScans[id, default: LeakRecords.placeholder(id)].graph = ReachabilityGraph(
         announcedRoots: roots, announcedNodes: nodes)
     case .leakRoot:
@@ -24,14 +24,14 @@ enum ReachabilityRecords {
       let root = ReachabilityGraph.Root(
         kind: kind, thread: thread, start: Address(try cursor.readVarint()),
         end: Address(try cursor.readVarint()))
-      guard metadata.keepsLeakBlocks else { return }
+      guard metadata.keepsLeakBlocks(of: id) else { return }
       try graphless(id, metadata)
       metadata.leakScans[id]!.graph!.roots.append(root)
     default:
       let block = try LeakRecords.blockFields(from: &cursor)
       let parent = try cursor.readVarint()
       let offset = try cursor.readVarint()
-      guard metadata.keepsLeakBlocks else { return }
+      guard metadata.keepsLeakBlocks(of: id) else { return }
       try graphless(id, metadata)
       // Only the counts are read: a copy of the graph held across the append below would share
       // its arrays, and every append would copy them whole (quadratic in a big graph).

@@ -50,9 +50,10 @@ public struct TraceEventStream {
   /// By thread serial: one past the highest ALLOC counter returned.
   private var allocatedThrough: [UInt64] = []
 
-  init(reader: TraceReader, leakBlocks: Bool = true) {
+  init(reader: TraceReader, leakBlocks: Bool = true, keeping scans: LeakScanSelection = .all) {
     self.reader = reader
     metadata.keepsLeakBlocks = leakBlocks
+    metadata.keptLeakScans = scans
     self.pending = reader.chunks.enumerated()
       .sorted { ($0.element.baseTime, $0.offset) < ($1.element.baseTime, $1.offset) }
       .map(\.element)

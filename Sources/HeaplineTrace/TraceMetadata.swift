@@ -42,6 +42,27 @@ public struct TraceMetadata: Sendable {
   /// a scan at the exit of a program with millions of live blocks writes a record for each, and
   /// the passes that do not show leaks would hold them all (``TraceReader/events(leakBlocks:)``).
   public internal(set) var keepsLeakBlocks = true
+  /// Which scans keep their blocks, edges and graphs when ``keepsLeakBlocks`` is on: a trace
+  /// scanned every 10 ms holds hundreds of scans, and `heapline leaks` shows one.
+  public internal(set) var keptLeakScans = LeakScanSelection.all
+  private var latestKeptScan: UInt64?
+
+  /// Whether the records of scan `id` are kept; with ``LeakScanSelection/latest``, a newer scan
+  /// makes the one kept so far forget its blocks, edges and graph (its counts stay).
+  mutating func keepsLeakBlocks(of id: UInt64) -> Bool {
+    guard keepsLeakBlocks else { return false }
+    switch keptLeakScans {
+    case .all: return true
+    case .only(let kept): return id == kept
+    case .latest:
+      if let kept = latestKeptScan {
+        if id < kept { return false }
+        if id > kept { leakScans[kept]?.forgetBlocks() }
+      }
+      latestKeptScan = id
+      return true
+    }
+  }
   /// Events that happened but could not be recorded, by reason (LOST records).
   public private(set) var lostEvents: [LostReason: UInt64] = [:]
 
@@ -119,7 +140,8 @@ public struct TraceMetadata: Sendable {
     guard id < TraceConstants.infoLimit else { return false }
     let index = Int(id)
     if index >= infos.count {
-      infos.append(contentsOf: repeatElement(nil, count: max(index + 1, infos.count * 2) - infos.count))
+      infos.append(
+        contentsOf: repeatElement(nil, count: max(index + 1, infos.count * 2) - infos.count))
     }
     infos[index] = info
     return true

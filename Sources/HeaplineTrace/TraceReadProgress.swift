@@ -11,22 +11,30 @@ import Synchronization
 package enum TraceReadProgress {
   /// What a progress line shows.
   package struct Snapshot: Equatable, Sendable {
-    /// Chunks opened and to open, over the passes running now.
+    /// Chunks opened and to open, over the passes of the earliest number running.
     package var done: UInt64 = 0
     package var total: UInt64 = 0
     /// Passes begun so far, and running now.
     package var begun = 0
     package var running = 0
+    /// The number of the earliest pass running: one more than the passes that had finished
+    /// when it began, so passes that run at once (`diff`'s) share one.
+    package var pass = 0
   }
 
   private struct Running {
     var done: UInt64
     var total: UInt64
+    var number: Int
   }
 
   private struct State {
     var passes: [Int: Running] = [:]
     var begun = 0
+    var finished = 0
+    /// By pass number, the chunks of the passes of that number that have finished: they count
+    /// as read while the others of their number run on, so the share never falls.
+    var finishedChunks: [Int: UInt64] = [:]
   }
 
   private static let state = Mutex(State())
@@ -38,7 +46,8 @@ package enum TraceReadProgress {
     package init(chunks total: Int) {
       id = TraceReadProgress.state.withLock { state in
         state.begun += 1
-        state.passes[state.begun] = Running(done: 0, total: UInt64(total))
+        state.passes[state.begun] = Running(
+          done: 0, total: UInt64(total), number: state.finished + 1)
         return state.begun
       }
     }
@@ -52,7 +61,11 @@ package enum TraceReadProgress {
     /// The pass read all it will: it no longer counts among those running.
     package func finish() {
       let id = id
-      TraceReadProgress.state.withLock { state in _ = state.passes.removeValue(forKey: id) }
+      TraceReadProgress.state.withLock { state in
+        guard let pass = state.passes.removeValue(forKey: id) else { return }
+        state.finished += 1
+        state.finishedChunks[pass.number, default: 0] += pass.total
+      }
     }
 
     deinit { finish() }
@@ -62,7 +75,11 @@ package enum TraceReadProgress {
   package static var current: Snapshot {
     state.withLock { state in
       var snapshot = Snapshot(begun: state.begun, running: state.passes.count)
-      for pass in state.passes.values {
+      snapshot.pass = state.passes.values.map(\.number).min() ?? 0
+      let finished = state.finishedChunks[snapshot.pass] ?? 0
+      snapshot.done = finished
+      snapshot.total = finished
+      for pass in state.passes.values where pass.number == snapshot.pass {
         snapshot.done += min(pass.done, pass.total)
         snapshot.total += pass.total
       }

@@ -8,7 +8,7 @@ extension TraceReader {
   /// if let bytes = try reader.sampleMeanBytes() { print("sampled every \(bytes) bytes") }
   /// ```
   public func sampleMeanBytes() throws(TraceError) -> UInt64? {
-    var stream = events()
+    var stream = events(leakBlocks: false)
     while let event = try stream.next(), event.time == 0 {
       if case .memory(let memory) = event, case .sampling(let bytes) = memory.detail {
         return bytes

@@ -31,6 +31,7 @@ extension TraceReader {
   public func tally() throws(TraceError) -> ChunkTally {
     var tally = ChunkTally()
     var metadata = TraceMetadata()
+    metadata.keepsLeakBlocks = false  // counted, not kept
     for chunk in chunks {
       tally.chunkCount += 1
       tally.lastTime = max(tally.lastTime, chunk.baseTime)
@@ -61,6 +62,7 @@ extension TraceReader {
     -> (returnAddresses: Set<UInt64>, modules: [TraceModule])
   {
     var metadata = TraceMetadata()
+    metadata.keepsLeakBlocks = false  // counted, not kept
     let progress = TraceReadProgress.Pass(chunks: chunks.count)
     for chunk in chunks {
       progress.advance()

@@ -88,8 +88,11 @@ public final class TraceReader: Sendable {
 
   /// A stream of the trace's timed events in time order, across all threads. Without
   /// `leakBlocks`, its metadata keeps each leak scan's summary but not its blocks, edges and
-  /// graph (``TraceMetadata/keepsLeakBlocks``), for the passes that do not show them.
-  public func events(leakBlocks: Bool = true) -> TraceEventStream {
-    TraceEventStream(reader: self, leakBlocks: leakBlocks)
+  /// graph (``TraceMetadata/keepsLeakBlocks``), for the passes that do not show them; with
+  /// them, those of the scans that `scans` selects.
+  public func events(leakBlocks: Bool = true, keeping scans: LeakScanSelection = .all)
+    -> TraceEventStream
+  {
+    TraceEventStream(reader: self, leakBlocks: leakBlocks, keeping: scans)
   }
 }

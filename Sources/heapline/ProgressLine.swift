@@ -84,7 +84,7 @@ enum ProgressLine {
       return passes.begun == 0 ? "opening the trace" : "trace read, finishing"
     }
     let percent = passes.total == 0 ? 0 : passes.done * 100 / passes.total
-    let pass = passes.begun - passes.running + 1
+    let pass = passes.pass
     return (pass > 1 ? "pass \(pass) over the trace" : "reading the trace") + ", \(percent) %"
   }
 

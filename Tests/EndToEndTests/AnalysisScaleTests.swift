@@ -166,6 +166,57 @@ struct AnalysisScaleTests {
     #expect(all.kib <= few.kib + 8192, "peak RSS in KiB: \(few.kib) for 10, \(all.kib) for all")
   }
 
+  /// A trace whose shim thread wrote `scans` leak scans (a timer's), each of 50,000 lost blocks
+  /// of 32 bytes (scan n's blocks from alloc counter n × 1,000,000).
+  static func writeScans(_ scans: Int, to path: String) throws {
+    var writer = TraceWriter()
+    var setup = writer.makeChunk(threadSerial: 1)
+    setup.stack(StackID(1), parent: .empty, pc: 0x40_1000)
+    writer.append(setup)
+    for id in 1...scans {
+      var scan = LeakScan(id: UInt64(id), time: UInt64(id) * 10_000_000, trigger: .timer)
+      scan.blocks = (0..<50_000).map { index in
+        let counter = UInt64(id) * 1_000_000 + UInt64(index)
+        return LeakedBlock(
+          id: AllocID(threadSerial: 1, counter: counter),
+          address: Address(0x1000_0000 + counter * 32),
+          size: 32, stack: StackID(1),
+          category: CategoryID(UInt64(SizeClass(containing: 32).index)),
+          reachability: .unreachable)
+      }
+      var chunk = writer.makeChunk(threadSerial: 0)
+      chunk.leakScan(scan)
+      writer.append(chunk, encoding: .zstd)
+    }
+    writer.appendTrailer(endTime: UInt64(scans + 1) * 10_000_000)
+    try writer.write(to: path)
+  }
+
+  @Test("leaks keeps the blocks of the scan it shows, not of every scan of the trace")
+  func leaksHoldsOneScanOfMany() throws {
+    // Given a trace of one scan of 50,000 lost blocks, and one of forty such scans
+    let directory = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let one = directory.appendingPathComponent("one.trace").path
+    let forty = directory.appendingPathComponent("forty.trace").path
+    try Self.writeScans(1, to: one)
+    try Self.writeScans(40, to: forty)
+    // When leaks shows the one scan, and the latest and the third of the forty
+    let base = try Self.peakResidentKiB(
+      ["leaks", one, "--format", "json", "--no-symbolize"], status: 1)
+    for extra in [[], ["--scan", "3"]] {
+      let run = try Self.peakResidentKiB(
+        ["leaks", forty, "--format", "json", "--no-symbolize"] + extra, status: 1)
+      // Then the forty take the memory of one, give or take 16 MiB (they took 56 B a block
+      // each, 107 MiB, when every scan kept its blocks), and the scan shown is whole
+      #expect(
+        run.kib <= base.kib + 16384, "\(extra): \(base.kib) KiB for one, \(run.kib) for forty")
+      let json = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+      #expect((json?["scan"] as? [String: Any])?["id"] as? Int == (extra.isEmpty ? 40 : 3))
+      #expect((json?["definitely_lost"] as? [String: Any])?["blocks"] as? Int == 50_000)
+    }
+  }
+
   /// What a pseudo-terminal shows of `heapline arguments` (stderr and stdout both), with no
   /// delay before the progress line, and the exit status.
   static func onATerminal(_ arguments: [String]) throws -> (status: Int32, output: String) {

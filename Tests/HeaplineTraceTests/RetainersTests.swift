@@ -93,6 +93,38 @@ import Testing
       ])
   }
 
+  @Test func aPathOfMoreThan32StepsShowsItsFirstAndLast16AndCountsTheRest() throws {
+    // Given a list of 100 images reachable from a global, each held by the one before at +0x10
+    var scan = LeakScan(id: 1, time: 5_000, trigger: .api)
+    var graph = ReachabilityGraph()
+    graph.roots = [.init(kind: .global, start: 0x4000, end: 0x5000)]
+    for n in 0..<100 {
+      let parent: ReachabilityGraph.Parent = n == 0 ? .root(0) : .node(n - 1)
+      let offset: UInt64 = n == 0 ? 0x4010 : 0x10
+      let address = Address(0x10_000 + UInt64(n) * 0x100)
+      graph.nodes.append(
+        ReachabilityGraph.Node(
+          id: AllocID(threadSerial: 1, counter: UInt64(n)), address: address, size: 24,
+          stack: StackID(1), category: Self.image, parent: parent, offset: offset))
+    }
+    scan.graph = graph
+    // When its paths are made
+    let report = Retainers(
+      scan: scan, category: "App.Image",
+      metadata: try Self.trace().events().1, path: "list.trace", symbolizer: nil)
+    // Then each object has its own path; the 67 of more than 32 steps show 32 and count the rest
+    #expect(report.objects == 100)
+    #expect(report.paths.count == 100)
+    let long = report.paths.filter { $0.stepsLeftOut > 0 }
+    #expect(long.count == 67)
+    #expect(long.allSatisfy { $0.steps.count == 32 && $0.steps.allSatisfy { $0.offset == 0x10 } })
+    #expect(Set(long.map(\.stepsLeftOut)) == Set(1...67))
+    #expect(
+      report.paths.filter { $0.stepsLeftOut == 0 }.map(\.steps.count).sorted() == Array(0...32))
+    let text = RetainersRenderer(format: .text).render(report)
+    #expect(text.contains("  → App.Image +0x10\n  → … 67 more steps\n  → App.Image +0x10\n"))
+  }
+
   @Test func theObjectsNoRootReachesAreCountedAndSentToLeaks() throws {
     let trace = try Self.trace()
     let images = try Retainers.read(path: trace.path, category: "App.Image", symbolizer: nil)
@@ -100,7 +132,8 @@ import Testing
     let text = RetainersRenderer(format: .text).render(images)
     #expect(
       text.contains(
-        "\n2 more objects that no root reaches, lost or possibly lost: `heapline leaks` shows them\n"))
+        "\n2 more objects that no root reaches, lost or possibly lost: `heapline leaks` shows them\n"
+      ))
     let cache = try Retainers.read(path: trace.path, category: "App.Cache", symbolizer: nil)
     #expect(cache.unreached == 0)
     #expect(!RetainersRenderer(format: .text).render(cache).contains("no root reaches"))
