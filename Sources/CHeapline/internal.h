@@ -14,6 +14,19 @@
 // frames it leaves on the stack can be told apart from the caller's and dropped.
 #define HL_HOOK __attribute__((section("hl_text")))
 
+// LEB128, as every varint of the trace (TraceFormat.md): writes `v` at `out`, returns its bytes.
+HL_HOOK static inline uint32_t hl_encode_varint(uint8_t *out, uint64_t v) {
+  uint8_t *start = out;
+  while (v >= 0x80) {
+    *out++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *out++ = (uint8_t)v;
+  return (uint32_t)(out - start);
+}
+// A signed value as an unsigned varint keeps it short: 0, -1, 1, -2… become 0, 1, 2, 3…
+static inline uint64_t hl_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
 // A buffer's two sections (TraceFormat.md, "Payload"): events, and the side section of what
 // the events need defined first (allocation infos, stack nodes, times). A chunk goes out when
 // either is full, or when a flush takes it.

@@ -195,11 +195,10 @@ static void scan_on_own_stack(void *context) {
 static int scan_once_aside(struct scan_call *c) {
   c->own_sp = (uintptr_t)__builtin_frame_address(0);  // the thread's own stack
   if (!hl_scan_stack) hl_scan_stack = hl_map(HL_SCAN_STACK_BYTES);
-  if (!hl_scan_stack) {
+  if (hl_scan_stack)
+    hl_on_stack(scan_on_own_stack, c, (char *)hl_scan_stack + HL_SCAN_STACK_BYTES);
+  else
     scan_on_own_stack(c);
-    return c->err;
-  }
-  hl_on_stack(scan_on_own_stack, c, (char *)hl_scan_stack + HL_SCAN_STACK_BYTES);
   return c->err;
 }
 
@@ -240,9 +239,9 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
     hl_log("leak scan skipped: a block lies above 2^48, past what the scan can index", NULL);
   if (b && !err) {
     hl_scan_id = r.info.id;
-    for (uint32_t i = 0; hl_swift_present && i < r.graph.node_count; i++) {
+    for (uint32_t i = 0; i < r.graph.node_count; i++) {  // classes not named yet
       struct hl_leak_block *k = &r.graph.nodes[i].block;
-      if (!k->category && k->size >= 16) k->category = hl_swift_classify_in(b, k->size, k->words);
+      if (k->words[0]) k->category = hl_swift_classify_in(b, k->size, k->words);
     }
     if (r.graph.nodes) hl_emit_leak_graph(b, r.info.id, &r.graph);
     hl_buffer_flush(b);  // the scan's chunk holds its untimed records only

@@ -65,23 +65,11 @@ HL_HOOK static void ensure_both(struct hl_buffer *b, uint32_t bytes, uint32_t si
 
 HL_HOOK void hl_put_u8(struct hl_buffer *b, uint8_t v) { b->data[b->pos++] = v; }
 
-HL_HOOK static uint32_t encode_varint(uint8_t *out, uint64_t v) {
-  uint8_t *start = out;
-  while (v >= 0x80) {
-    *out++ = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  *out++ = (uint8_t)v;
-  return (uint32_t)(out - start);
-}
-
-static inline uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-
 HL_HOOK void hl_put_varint(struct hl_buffer *b, uint64_t v) {
-  b->pos += encode_varint(b->data + b->pos, v);
+  b->pos += hl_encode_varint(b->data + b->pos, v);
 }
 
-HL_HOOK static void put_svarint(struct hl_buffer *b, int64_t v) { hl_put_varint(b, zigzag(v)); }
+HL_HOOK static void put_svarint(struct hl_buffer *b, int64_t v) { hl_put_varint(b, hl_zigzag(v)); }
 
 void hl_put_bytes(struct hl_buffer *b, const void *p, uint32_t n) {
   memcpy(b->data + b->pos, p, n);
@@ -91,13 +79,15 @@ void hl_put_bytes(struct hl_buffer *b, const void *p, uint32_t n) {
 HL_HOOK void hl_side_ensure(struct hl_buffer *b, uint32_t bytes) { ensure_both(b, 0, bytes); }
 HL_HOOK void hl_side_u8(struct hl_buffer *b, uint8_t v) { b->side[b->side_pos++] = v; }
 HL_HOOK void hl_side_varint(struct hl_buffer *b, uint64_t v) {
-  b->side_pos += encode_varint(b->side + b->side_pos, v);
+  b->side_pos += hl_encode_varint(b->side + b->side_pos, v);
 }
 void hl_side_bytes(struct hl_buffer *b, const void *p, uint32_t n) {
   memcpy(b->side + b->side_pos, p, n);
   b->side_pos += n;
 }
-HL_HOOK static void side_svarint(struct hl_buffer *b, int64_t v) { hl_side_varint(b, zigzag(v)); }
+HL_HOOK static void side_svarint(struct hl_buffer *b, int64_t v) {
+  hl_side_varint(b, hl_zigzag(v));
+}
 HL_HOOK void hl_side_commit(struct hl_buffer *b) {
   b->records++;
   __atomic_store_n(&b->side_len, b->side_pos, __ATOMIC_RELEASE);

@@ -143,15 +143,13 @@ void hl_counts_emit(struct hl_buffer *b, struct hl_counts *c, uint64_t now) {
   c->sent_time = now;
 }
 
-static uint64_t zigzag(uint64_t v) { return (v << 1) ^ (uint64_t)((int64_t)v >> 63); }
-
 // CARRIED_COUNTS: the live figures of every COUNTS record so far, signed (zigzag), at `now`.
 void hl_counts_emit_carried(struct hl_buffer *b, uint64_t now) {
   hl_ensure(b, 1 + 3 * 10);
   hl_put_u8(b, HL_TAG_CARRIED_COUNTS);
   hl_put_time(b, now);
-  hl_put_varint(b, zigzag(atomic_load(&hl_written_usable)));
-  hl_put_varint(b, zigzag(atomic_load(&hl_written_blocks)));
+  hl_put_varint(b, hl_zigzag((int64_t)atomic_load(&hl_written_usable)));
+  hl_put_varint(b, hl_zigzag((int64_t)atomic_load(&hl_written_blocks)));
   hl_commit_record(b);
 }
 

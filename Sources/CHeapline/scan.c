@@ -60,10 +60,7 @@ static inline void push(struct hl_scan *s, uint32_t j) {
 }
 
 static void put_varint(struct hl_vec *v, uint64_t x) {  // with room for 10 bytes
-  uint8_t *out = v->data + v->len;
-  for (; x >= 0x80; x >>= 7) *out++ = (uint8_t)(x | 0x80);
-  *out++ = (uint8_t)x;
-  v->len = (size_t)(out - v->data);
+  v->len += hl_encode_varint(v->data + v->len, x);
 }
 
 static uint64_t get_varint(const uint8_t *p, size_t *at) {
@@ -84,7 +81,7 @@ static void add_edge(struct hl_scan *s, uint32_t to, int interior) {
   if (!hl_vec_reserve(&s->edges, 20)) return;  // out of memory: the edge goes unrecorded
   int64_t distance = (int64_t)to - (int64_t)s->from;
   put_varint(&s->edges, s->edge_count ? s->from - s->last_from : s->from);
-  put_varint(&s->edges, (((uint64_t)distance << 1) ^ (uint64_t)(distance >> 63)) << 1 | flags);
+  put_varint(&s->edges, hl_zigzag(distance) << 1 | flags);
   s->recent[s->recent_count++ % 8] = (struct hl_edge){s->from, to, flags};
   s->last_from = s->from;
   s->edge_count++;
@@ -190,8 +187,10 @@ static void scan_clipped(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
 static void scan_block(struct hl_scan *s, uint32_t j) {
   const struct hl_sblock *b = &s->ix.blocks[j];
   const uint64_t *w = (const uint64_t *)(uintptr_t)hl_sblock_addr(b);
-  uint64_t usable = hl_sblock_addr(b) + malloc_usable_size((void *)(uintptr_t)hl_sblock_addr(b)), last = hl_sblock_end(b);
-  const uint64_t *end = (const uint64_t *)(uintptr_t)(((usable > last ? usable : last) + 7) & ~7ull);
+  uint64_t usable = (uintptr_t)w + malloc_usable_size((void *)(uintptr_t)w);
+  uint64_t last = hl_sblock_end(b);
+  const uint64_t *end =
+      (const uint64_t *)(uintptr_t)(((usable > last ? usable : last) + 7) & ~7ull);
   if (w < end) {
     int interior;
     int64_t t = target(s, w[0], &interior);

@@ -169,7 +169,8 @@ int hl_index_build(struct hl_index *ix) {
     for (uint32_t i = dir[d] + 1; i < dir[d + 1]; i++) {
       struct hl_sblock b = ix->blocks[i];
       uint32_t j = i;
-      for (; j > dir[d] && hl_sblock_addr(&ix->blocks[j - 1]) > hl_sblock_addr(&b); j--) ix->blocks[j] = ix->blocks[j - 1];
+      for (; j > dir[d] && hl_sblock_addr(&ix->blocks[j - 1]) > hl_sblock_addr(&b); j--)
+        ix->blocks[j] = ix->blocks[j - 1];
       ix->blocks[j] = b;
     }
   }

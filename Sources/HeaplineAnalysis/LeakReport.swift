@@ -129,11 +129,8 @@ public struct LeakReport: Sendable {
     path: String, scan scanID: UInt64? = nil, suppressions: LeakSuppressions = LeakSuppressions(),
     defaultSuppressions: Bool = true, symbolizer: Symbolizer?
   ) throws(AnalysisError) -> LeakReport {
-    // Only the scan shown keeps its blocks: the one asked for, or the latest, which is the one
-    // shown unless a trace cut short left it incomplete (then the pass is made again for the
-    // latest complete one).
-    var metadata = try TraceMetadata.read(path: path, keeping: scanID.map { .only($0) } ?? .latest)
-    var scans = metadata.leakScans.values.sorted { $0.id < $1.id }
+    let metadata = try TraceMetadata.read(path: path, scan: scanID, showing: \.isComplete)
+    let scans = metadata.leakScans.values.sorted { $0.id < $1.id }
     guard !scans.isEmpty else { throw .invalidOption(noScan(path: path)) }
     let chosen: LeakScan
     if let scanID {
@@ -142,12 +139,8 @@ public struct LeakReport: Sendable {
           "trace '\(path)' has no leak scan \(scanID) (its scans: 1 to \(scans.last!.id))")
       }
       chosen = found
-    } else if let complete = scans.last(where: \.isComplete), complete.id != scans.last!.id {
-      metadata = try TraceMetadata.read(path: path, keeping: .only(complete.id))
-      scans = metadata.leakScans.values.sorted { $0.id < $1.id }
-      chosen = metadata.leakScans[complete.id]!
     } else {
-      chosen = scans.last!
+      chosen = scans.last { $0.isComplete } ?? scans.last!
     }
     return LeakReport(
       scan: chosen, metadata: metadata, path: path, scans: scans,

@@ -10,14 +10,8 @@ extension Retainers {
   public static func read(
     path: String, category: String, scan scanID: UInt64? = nil, symbolizer: Symbolizer?
   ) throws(AnalysisError) -> Retainers {
-    // Only the scan shown keeps its blocks and graph, as in `LeakReport.read`.
-    var metadata = try TraceMetadata.read(path: path, keeping: scanID.map { .only($0) } ?? .latest)
-    var scans = metadata.leakScans.values.sorted { $0.id < $1.id }
-    if scanID == nil, let latest = scans.last, latest.graph == nil, latest.announcedBlocks > 0 {
-      // The latest scan kept no graph: an earlier one may have (its graph forgotten by now)
-      metadata = try TraceMetadata.read(path: path)
-      scans = metadata.leakScans.values.sorted { $0.id < $1.id }
-    }
+    let metadata = try TraceMetadata.read(path: path, scan: scanID) { $0.graph != nil }
+    let scans = metadata.leakScans.values.sorted { $0.id < $1.id }
     let chosen: LeakScan
     if let scanID {
       guard let found = metadata.leakScans[scanID] else {

@@ -106,13 +106,16 @@ public struct LeakScan: Hashable, Sendable {
     self.announcedEdges = announcedEdges
   }
 
-  /// Drops the blocks, edges and graph kept so far, counting them as read.
+  /// Drops the blocks, edges and graph kept so far, counting them as read; a graph dropped
+  /// leaves its announced counts, which say the scan kept one.
   mutating func forgetBlocks() {
     blocksRead += UInt64(blocks.count)
     edgesRead += UInt64(edges.count)
     blocks = []
     edges = []
-    graph = nil
+    graph = graph.map {
+      ReachabilityGraph(announcedRoots: $0.announcedRoots, announcedNodes: $0.announcedNodes)
+    }
   }
 
   /// Whether every announced block and edge was read: a trace cut short may end mid-scan.
