@@ -142,14 +142,22 @@ struct LeakAnalysisTests {
     let ring = try #require(report.groups.first)
     #expect(ring.kind == .cycle)
     #expect(ring.definitelyLost == LeakAmount(blocks: UInt64(count), bytes: UInt64(16 * count)))
-    let name = Array(repeating: "Malloc 16 Bytes", count: 4) + ["… 99,994 more"]
+    let name =
+      Array(repeating: "Malloc 16 Bytes", count: 4) + ["… 99,994 more"]
       + Array(repeating: "Malloc 16 Bytes", count: 3)
     #expect(ring.name == name.joined(separator: " → "))
     #expect(ring.members.count == 256)
     #expect(ring.membersLeftOut == count - 256)
     #expect(ring.members.map(\.id.counter) == Array(0..<256))
     #expect(
-      LeakTextRenderer().render(report).contains("  … and 99,744 more blocks it starts at, not shown"))
+      LeakTextRenderer().render(report).contains(
+        "  … and 99,744 more blocks it starts at, not shown"))
+    let json =
+      try JSONSerialization.jsonObject(
+        with: Data(LeakJSONRenderer().render(report).utf8)) as? [String: Any]
+    let group = try #require((json?["groups"] as? [[String: Any]])?.first)
+    #expect((group["members"] as? [Any])?.count == 256)
+    #expect(group["members_left_out"] as? Int == 99_744)
   }
 
   @Test func aScanMissingSomeOfItsRecordsIsIncomplete() throws {

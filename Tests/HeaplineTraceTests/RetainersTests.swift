@@ -123,6 +123,14 @@ import Testing
       report.paths.filter { $0.stepsLeftOut == 0 }.map(\.steps.count).sorted() == Array(0...32))
     let text = RetainersRenderer(format: .text).render(report)
     #expect(text.contains("  → App.Image +0x10\n  → … 67 more steps\n  → App.Image +0x10\n"))
+    let json =
+      try JSONSerialization.jsonObject(
+        with: Data(RetainersRenderer(format: .json).render(report).utf8)) as? [String: Any]
+    let listed = try #require(json?["paths"] as? [[String: Any]])
+    #expect(
+      listed.compactMap { $0["steps_left_out"] as? Int }.sorted() == Array(repeating: 0, count: 33)
+        + Array(1...67))
+    #expect(listed.allSatisfy { ($0["steps"] as? [Any])?.count ?? -1 <= 32 })
   }
 
   @Test func theObjectsNoRootReachesAreCountedAndSentToLeaks() throws {
