@@ -301,6 +301,7 @@ void hl_lost_poll(struct hl_buffer *b, uint64_t now);  // LOST records for new l
 // rotate.c: HEAPLINE_ROTATE_SECONDS, a new file every period.
 const char *hl_rotate_first_path(const char *path, int in_process);  // the file to open first
 void hl_rotate_poll(uint64_t now);  // on the shim's thread
+uint64_t hl_rotate_due(void);       // when hl_rotate_poll has work next (UINT64_MAX: never)
 void hl_rotate_stop(void);          // before the recording ends
 void hl_rotate_forget(void);        // in a fork child
 const char *hl_rotate_current(void);  // the file being written when rotating, else NULL
@@ -402,6 +403,7 @@ void hl_modules_emit_if_changed(struct hl_buffer *b, int force);
 // sampler.c: the shim's own thread (RSS samples, periodic flush, Swift type names).
 void hl_sampler_start(void);
 void hl_sampler_stop(void);
+void hl_sampler_wake(void);  // async-signal-safe: the shim's thread runs its polls now
 uint64_t hl_read_rss(void);
 void hl_marks_install(void);  // the mark signal and timer, from the environment
 void hl_marks_poll(struct hl_buffer *b, uint64_t now);  // on the sampler's thread
@@ -409,6 +411,7 @@ void hl_marks_poll(struct hl_buffer *b, uint64_t now);  // on the sampler's thre
 enum { HL_TAG_LEAK_SCAN = 0x10, HL_TAG_LEAK_BLOCK = 0x11, HL_TAG_LEAK_EDGE = 0x12 };
 void hl_leaks_sampler_started(void);  // on the sampler's thread: its stack is never a root
 void hl_leaks_poll(uint64_t now);     // on the sampler's thread: signal and timer scans
+uint64_t hl_leaks_due(void);          // when the timer's next scan is due (UINT64_MAX: never)
 void hl_leaks_at_exit(void);          // from the shim's destructor, before recording ends
 int hl_stopworld_signal(void);        // other threads of the shim must not block it
 

@@ -296,9 +296,12 @@ __attribute__((noinline)) void hl_leaks_at_exit(void) {
 static void on_leak_signal(int sig) {
   (void)sig;
   atomic_store(&hl_signal_pending, 1);  // the shim's thread scans: a handler may not
+  hl_sampler_wake();
 }
 
 void hl_leaks_sampler_started(void) { atomic_store(&hl_sampler_tid, gettid_raw()); }
+
+uint64_t hl_leaks_due(void) { return hl_every_ns ? hl_next_ns : UINT64_MAX; }
 
 void hl_leaks_poll(uint64_t now) {
   if (atomic_exchange(&hl_signal_pending, 0)) run_scan(HL_TRIGGER_SIGNAL, NULL, 0, 0, NULL);

@@ -155,6 +155,10 @@ static void start_file(struct hl_buffer *b, uint64_t now) {
 }
 
 // On the shim's thread, every tick.
+uint64_t hl_rotate_due(void) {
+  return hl_period_ns && !atomic_load(&hl_rotation_off) ? hl_next_ns : UINT64_MAX;
+}
+
 void hl_rotate_poll(uint64_t now) {
   if (!hl_period_ns || now < hl_next_ns || atomic_load(&hl_rotation_off)) return;
   if (atomic_exchange(&hl_rotation_lock, 1)) return;

@@ -1,12 +1,17 @@
-// The shim's own thread. Every tick it samples RSS; every few ticks it names new Swift types,
+// The shim's own thread. Every tick it samples RSS; every half second it names new Swift types,
 // writes the module map if objects were loaded, and flushes idle threads' buffers, so that a
 // process killed with SIGKILL leaves a trace readable up to half a second before its death.
+// Between ticks it sleeps until the next leak scan or trace rotation is due, or until a signal
+// handler wakes it (a scan asked for by signal). It used to wake every 10 ms to look for those:
+// a tenth of a second of CPU every ten seconds of the program's run, most of it spent by the
+// kernel switching to it and opening /proc for the last-thread check.
 //
 // It also ends the process when the program's last thread has gone (issue 8): a process lives
 // while any of its threads does, so after a main thread's pthread_exit this thread alone would
 // keep it alive for ever, as heaptrack's does.
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -81,29 +86,63 @@ static void exit_as_the_last_thread(void) {
 
 static _Atomic int hl_sampler_up;  // the thread has run, with the mask it was made with
 
+// Set, and its futex woken, when the thread has work that must not wait for its next tick.
+static _Atomic uint32_t hl_wake;
+
+// Async-signal-safe (a raw system call, errno untouched): for handlers, and for the stop.
+void hl_sampler_wake(void) {
+  atomic_store(&hl_wake, 1);
+  hl_raw(SYS_futex, &hl_wake, FUTEX_WAKE_PRIVATE, 1, 0);
+}
+
+// Sleeps until `due` (hl_now's time) or a wake, whichever comes first.
+static void sleep_until(uint64_t due) {
+  uint64_t now = hl_now();
+  if (due <= now) return;
+  struct timespec pause = {(time_t)((due - now) / 1000000000u), (long)((due - now) % 1000000000u)};
+  hl_raw(SYS_futex, &hl_wake, FUTEX_WAIT_PRIVATE, 0, &pause);
+}
+
+static inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+enum {
+  HL_WAKE_GAP_NS = 10 * 1000 * 1000,     // the least time between two wakes by the clock
+  HL_LONGEST_SLEEP_NS = 100 * 1000 * 1000,  // the last-thread check waits no longer
+  HL_HOUSEKEEPING_NS = 500 * 1000 * 1000,
+};
+
 static void *hl_main(void *arg) {
   (void)arg;
   atomic_store(&hl_sampler_up, 1);
   hl_tls.internal = 1;  // what this thread allocates (the Swift runtime, naming) is not traced
   hl_leaks_sampler_started();
-  unsigned ticks = 0;
+  uint64_t tick = (uint64_t)hl_tick_ms * 1000000u, woke = hl_now();
+  uint64_t next_sample = woke + tick, next_housekeeping = woke + HL_HOUSEKEEPING_NS;
   while (atomic_load(&hl_running)) {
-    struct timespec pause = {0, 10 * 1000 * 1000};
-    nanosleep(&pause, NULL);
-    hl_leaks_poll(hl_now());  // leak scans asked for by a signal or a timer
+    uint64_t due = min_u64(min_u64(next_sample, woke + HL_LONGEST_SLEEP_NS),
+                           min_u64(hl_leaks_due(), hl_rotate_due()));
+    // A scan or a rotation that could not start (another holds the threads) is tried again
+    // after the gap, not in a loop.
+    sleep_until(due > woke + HL_WAKE_GAP_NS ? due : woke + HL_WAKE_GAP_NS);
+    atomic_store(&hl_wake, 0);
+    woke = hl_now();
+    hl_leaks_poll(woke);  // leak scans asked for by a signal or a timer
     if (alone()) exit_as_the_last_thread();
     hl_rotate_poll(hl_now());
-    if (++ticks % (hl_tick_ms / 10) != 0) continue;
-    uint64_t now = hl_now(), rss = hl_read_rss();
+    uint64_t now = hl_now();
+    if (now < next_sample) continue;
+    while (next_sample <= now) next_sample += tick;
+    uint64_t rss = hl_read_rss();
     // Marks first: they carry earlier times (a signal's arrival, a timer's exact multiple),
     // and a buffer's records never go back in time, so after the sample they would take its.
     hl_marks_poll(hl_sampler_buffer, now);
     hl_emit_rss(hl_sampler_buffer, now, rss);
     hl_lost_poll(hl_sampler_buffer, now);
     hl_budget_tick(hl_sampler_buffer, now, rss);  // --warn-at and --memory-limit
-    if (ticks % 50 == 0 || hl_sampler_buffer->len > HL_BUFFER_BYTES / 2) {
+    if (now >= next_housekeeping || hl_sampler_buffer->len > HL_BUFFER_BYTES / 2) {
       hl_sampler_housekeeping();
       hl_flush_all(0);
+      next_housekeeping = now + HL_HOUSEKEEPING_NS;
     }
   }
   return NULL;
@@ -113,6 +152,7 @@ void hl_sampler_start(void) {
   const char *ms = hl_option("HEAPLINE_SAMPLE_MS");
   if (ms && atoi(ms) >= 10) hl_tick_ms = (unsigned)atoi(ms) / 10 * 10;
   atomic_store(&hl_running, 1);
+  atomic_store(&hl_wake, 0);
   // The program's signals must never be delivered to the shim's thread.
   sigset_t all, old;
   sigfillset(&all);
@@ -140,6 +180,7 @@ void hl_sampler_start(void) {
 // program's threads had all gone, may not join itself.
 void hl_sampler_stop(void) {
   atomic_store(&hl_running, 0);
+  hl_sampler_wake();
   if (hl_started && !pthread_equal(pthread_self(), hl_thread)) pthread_join(hl_thread, NULL);
   hl_started = 0;
 }

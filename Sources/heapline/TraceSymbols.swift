@@ -24,9 +24,11 @@ enum TraceSymbols {
     guard let (pcs, modules) = stackPCs(of: reader) else { return nil }
     let symbols = symbolizer.storedSymbols(for: pcs, modules: modules)
     guard symbols.count > 0 else { return nil }
-    // Compressed hard: written once, and names are most of a small trace.
+    // Compressed hard: written once, and names are most of a small trace. Level 15, not 19:
+    // as small to a few bytes on the benchmarks' symbols (32,075 B against 32,071 for Python's
+    // 83 KB), in a third of the time (6 ms against 17, paid by every recording).
     let payload = symbols.payload
-    let stored = Zstd.compress(payload, level: 19)
+    let stored = Zstd.compress(payload, level: 15)
     let compressed = stored.count < payload.count
     var header = ChunkHeader(
       offset: trailer.offset, kind: .symbols, encoding: compressed ? .zstd : .raw, threadSerial: 0,
@@ -34,7 +36,8 @@ enum TraceSymbols {
       rawLength: UInt32(payload.count), baseTime: reader.trailer?.endTime ?? 0,
       firstAllocCounter: 0, recordCount: 1, checksum: 0)
     header.seal(over: compressed ? stored : payload)
-    guard rewrite(path, keeping: trailer.offset, then: header.encoded + (compressed ? stored : payload))
+    guard
+      rewrite(path, keeping: trailer.offset, then: header.encoded + (compressed ? stored : payload))
     else {
       return nil
     }
@@ -97,7 +100,8 @@ enum TraceSymbols {
     var template = Array((path + ".symbols-XXXXXX").utf8CString)
     let target = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
     guard target >= 0 else { return false }
-    let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let temporary = String(
+      decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     var done = false
     defer {
       close(target)

@@ -38,6 +38,25 @@ import Testing
     #expect(marked.stdout == untraced.stdout + "signal 12 handled\n")
   }
 
+  @Test func theShimsThreadSleepsBetweenItsSamplesInsteadOfPollingEveryTenMilliseconds() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("idle.trace").path
+    // Given a program that sleeps for 2 s, recorded with the defaults (a sample every 100 ms)
+    let result = try Harness.heapline(["record", "-o", trace, "--", program, "idle"])
+    #expect(result.status == 0)
+    // Then the shim's one thread went to sleep about 20 times, once a sample (and once more
+    // for each flush and the start), not the 200 of a thread that looked every 10 ms
+    let wakes = result.stdout.split(separator: "\n").filter { $0.hasPrefix("wakes ") }
+      .compactMap { Int($0.dropFirst(6)) }
+    #expect(wakes.count == 1)
+    #expect((wakes.first ?? .max) <= 40, "\(wakes)")
+    // And it still sampled: about 20 RSS samples (a busy machine may make it miss a few)
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    #expect(stats.trace.isComplete)
+    #expect(stats.totals.rssSampleCount >= 10, "\(stats.totals.rssSampleCount)")
+  }
+
   @Test func theShimsDescriptorsSitAtTheTopOfTheRangeCloseOnExec() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("endings", in: dir)
@@ -122,7 +141,9 @@ import Testing
     let untraced = try Harness.run(program, ["aligned"])
     #expect(untraced.stdout == "aligned ok\n")
     let trace = dir.appendingPathComponent("aligned.trace").path
-    let traced = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program, "aligned"])
+    let traced = try Harness.heapline([
+      "record", "--no-leaks", "-o", trace, "--", program, "aligned",
+    ])
     #expect(traced.stdout == untraced.stdout)
     let stats = try Statistics(reader: TraceReader(path: trace))
     #expect(stats.category(named: "Malloc 112 Bytes")?.totalCount == 1)
@@ -187,7 +208,8 @@ import Testing
     }
   }
 
-  @Test func aProgramWhoseOwnFunctionsHaveTheShimsInternalNamesKeepsThemAndIsRecordedWhole() throws {
+  @Test func aProgramWhoseOwnFunctionsHaveTheShimsInternalNamesKeepsThemAndIsRecordedWhole() throws
+  {
     // Given a program that exports its own hl_now, hl_map and hl_log (linked -rdynamic), which
     // come first in the dynamic lookup
     let dir = try Harness.temporaryDirectory()
@@ -213,7 +235,8 @@ import Testing
       .appendingPathComponent("libheapline-preload.so").path
     let nm = try Harness.run("/usr/bin/env", ["nm", "-D", "--defined-only", preload])
     #expect(nm.status == 0, "\(nm.stderr)")
-    let exported = Set(nm.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").last })
+    let exported = Set(
+      nm.stdout.split(separator: "\n").compactMap { $0.split(separator: " ").last })
     let wrapped: Set<Substring> = [
       "malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "aligned_alloc",
       "posix_memalign", "valloc", "pvalloc", "execl", "execle", "execlp", "execv", "execve",

@@ -12,6 +12,9 @@
 //   aligned                           also one aligned_alloc(24, 100), as glibc allows
 //   dispositions                      prints every signal whose disposition is not the default
 //   rename FROM TO                    chdir("/"), then renames its own trace FROM to TO
+//   idle                              sleeps 2 s, then prints "wakes N" for each thread but the
+//                                     main one: how often it went to sleep (its voluntary
+//                                     context switches)
 //   errno                             before anything else, an aligned_alloc and 200,000 mallocs
 //                                     and frees that each must leave errno at 0; prints how many
 //                                     did not
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -112,6 +116,22 @@ int main(int argc, char **argv) {
       if (sigaction(sig, NULL, &action) == 0 && action.sa_handler != SIG_DFL)
         printf("signal %d %s\n", sig, action.sa_handler == SIG_IGN ? "ignored" : "handled");
     }
+    return 0;
+  }
+  if (!strcmp(mode, "idle")) {
+    struct timespec pause = {2, 0};
+    while (nanosleep(&pause, &pause) != 0) {}
+    DIR *dir = opendir("/proc/self/task");
+    for (struct dirent *d; dir && (d = readdir(dir));) {
+      if (d->d_name[0] == '.' || atoi(d->d_name) == getpid()) continue;
+      char path[64], line[256];
+      snprintf(path, sizeof path, "/proc/self/task/%s/status", d->d_name);
+      FILE *status = fopen(path, "r");
+      while (status && fgets(line, sizeof line, status))
+        if (!strncmp(line, "voluntary_ctxt_switches:", 24)) printf("wakes %ld\n", atol(line + 24));
+      if (status) fclose(status);
+    }
+    if (dir) closedir(dir);
     return 0;
   }
   if (!strcmp(mode, "aligned")) {
