@@ -15,7 +15,7 @@
 
 #include "internal.h"
 
-enum { HL_SHARDS = 256, HL_SHARD_START = 256, HL_INDEX_BITS = 23 };
+enum { HL_SHARDS = 256, HL_SHARD_START = 256, HL_INDEX_BITS = 23, HL_PREFETCH_FROM = 1 << 17 };
 
 #define HL_ADDR_BITS 44
 #define HL_ADDR_MASK ((1ull << HL_ADDR_BITS) - 1)
@@ -36,6 +36,7 @@ struct hl_shard {
 } __attribute__((aligned(64)));
 
 static struct hl_shard hl_shards[HL_SHARDS];
+static _Atomic uint64_t hl_compact_slots;  // the compact tables' capacities, summed
 
 // Blocks in the same 4 KiB of memory share a shard and a run of 256 adjacent slots, each at its
 // 16-byte offset in the run; only the run's place is hashed. A program allocates and frees
@@ -134,9 +135,11 @@ static int grow(struct hl_table *t, int big) {
   uint64_t capacity = t->capacity ? (uint64_t)t->capacity + t->capacity / 4 : HL_SHARD_START;
   if (capacity > (1u << HL_INDEX_BITS)) return 0;  // a scan's reference names a slot in 23 bits
   size_t old_bytes = table_bytes(t->capacity, big), bytes = table_bytes((uint32_t)capacity, big);
+  uint64_t added = big ? 0 : capacity - t->capacity;
   if (!t->slots) {
     if (!(t->slots = hl_map(bytes))) return 0;
     t->capacity = (uint32_t)capacity;
+    atomic_fetch_add_explicit(&hl_compact_slots, added, memory_order_relaxed);
     return 1;
   }
   hl_spin_lock(&hl_scratch_lock);
@@ -169,6 +172,7 @@ static int grow(struct hl_table *t, int big) {
   if (big) put_back_blocks(t, &old);
   else put_back_slots(slots, (uint32_t)capacity, hl_scratch, old.capacity);
   hl_spin_unlock(&hl_scratch_lock);
+  atomic_fetch_add_explicit(&hl_compact_slots, added, memory_order_relaxed);
   return 1;
 }
 
@@ -226,13 +230,14 @@ void hl_live_init(void) {}
 
 // Starts loading the slot where `addr` will be inserted or found, without the lock, so that
 // its cache miss (the table is as large as the live set, and homes are random) overlaps the
-// work before the insert: unwinding the stack. Every shard's, however small: it skipped shards
-// under 4,096 slots, which stay in the cache one by one, but 256 of them at 1,000 to 4,096
-// slots are 4 to 16 MiB. Python's recording takes 0.93, 0.94 (pinned to one CPU) and 1.01 of
-// the CPU it took with the threshold (three paired runs of 9 to 15 pairs on a noisy machine);
-// the C churn, whose shards stay small, 0.98. A table that grows meanwhile only wastes the
-// prefetch, which never faults.
+// work before the insert: unwinding the stack. Only once the tables together outgrow the
+// cache (2 MiB): before, the prefetch costs what it saves (the Swift churn's recording took
+// 1.06 of its CPU with it, paired). It went by each shard's size, from 4,096 slots, but 256
+// shards of 1,000 to 4,096 slots are 4 to 16 MiB: Python's recording now takes 0.93, 0.94 and
+// 1.01 of the CPU it took then (three paired runs, on a noisy machine). A table that grows
+// meanwhile only wastes the prefetch, which never faults.
 HL_HOOK void hl_live_prefetch(uint64_t addr) {
+  if (atomic_load_explicit(&hl_compact_slots, memory_order_relaxed) < HL_PREFETCH_FROM) return;
   const struct hl_table *t = &shard_of(addr)->table[0];
   uint32_t capacity = __atomic_load_n(&t->capacity, __ATOMIC_RELAXED);
   const char *slots = __atomic_load_n(&t->slots, __ATOMIC_RELAXED);
