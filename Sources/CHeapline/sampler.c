@@ -122,10 +122,17 @@ static void *hl_main(void *arg) {
     uint64_t due = min_u64(min_u64(next_sample, woke + HL_LONGEST_SLEEP_NS),
                            min_u64(hl_leaks_due(), hl_rotate_due()));
     // A scan or a rotation that could not start (another holds the threads) is tried again
-    // after the gap, not in a loop.
-    sleep_until(due > woke + HL_WAKE_GAP_NS ? due : woke + HL_WAKE_GAP_NS);
+    // after the gap, not in a loop; and a storm of leak signals gets a scan a gap at most, as
+    // when the thread looked every 10 ms, not one scan after another.
+    uint64_t gap_end = woke + HL_WAKE_GAP_NS;
+    sleep_until(due > gap_end ? due : gap_end);
     atomic_store(&hl_wake, 0);
     woke = hl_now();
+    if (woke < gap_end) {
+      struct timespec rest = {0, (long)(gap_end - woke)};
+      nanosleep(&rest, NULL);
+      woke = hl_now();
+    }
     hl_leaks_poll(woke);  // leak scans asked for by a signal or a timer
     if (alone()) exit_as_the_last_thread();
     hl_rotate_poll(hl_now());
