@@ -233,8 +233,9 @@ void hl_live_init(void) {}
 // work before the insert: unwinding the stack. Only once the tables together outgrow the
 // cache (2 MiB): before, the prefetch costs what it saves (the Swift churn's recording took
 // 1.06 of its CPU with it, paired). It went by each shard's size, from 4,096 slots, but 256
-// shards of 1,000 to 4,096 slots are 4 to 16 MiB: Python's recording now takes 0.93, 0.94 and
-// 1.01 of the CPU it took then (three paired runs, on a noisy machine). A table that grows
+// shards of 1,000 to 4,096 slots are 4 to 16 MiB, out of the cache together (Python's
+// recording took 0.93, 0.94 and 1.01 of the CPU it took then in three paired runs, but longer
+// runs put that within the noise of the machine that measured it). A table that grows
 // meanwhile only wastes the prefetch, which never faults.
 HL_HOOK void hl_live_prefetch(uint64_t addr) {
   if (atomic_load_explicit(&hl_compact_slots, memory_order_relaxed) < HL_PREFETCH_FROM) return;
