@@ -305,7 +305,7 @@ uint64_t hl_leaks_due(void) { return hl_every_ns ? hl_next_ns : UINT64_MAX; }
 
 void hl_leaks_poll(uint64_t now) {
   if (atomic_exchange(&hl_signal_pending, 0)) run_scan(HL_TRIGGER_SIGNAL, NULL, 0, 0, NULL);
-  if (hl_every_ns && now >= hl_next_ns) {
+  if (now >= hl_leaks_due()) {
     run_scan(HL_TRIGGER_TIMER, NULL, 0, 0, NULL);
     hl_next_ns = hl_now() + hl_every_ns;
   }

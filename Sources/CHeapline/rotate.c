@@ -154,13 +154,13 @@ static void start_file(struct hl_buffer *b, uint64_t now) {
   hl_sampler_housekeeping();  // names the Swift types; flushes
 }
 
-// On the shim's thread, every tick.
 uint64_t hl_rotate_due(void) {
   return hl_period_ns && !atomic_load(&hl_rotation_off) ? hl_next_ns : UINT64_MAX;
 }
 
+// On the shim's thread, every tick.
 void hl_rotate_poll(uint64_t now) {
-  if (!hl_period_ns || now < hl_next_ns || atomic_load(&hl_rotation_off)) return;
+  if (now < hl_rotate_due()) return;
   if (atomic_exchange(&hl_rotation_lock, 1)) return;
   // A leak scan stops this thread wherever it is: never in the middle of a switch.
   if (!hl_leaks_try_hold()) {

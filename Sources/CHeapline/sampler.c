@@ -99,7 +99,7 @@ void hl_sampler_wake(void) {
 static void sleep_until(uint64_t due) {
   uint64_t now = hl_now();
   if (due <= now) return;
-  struct timespec pause = {(time_t)((due - now) / 1000000000u), (long)((due - now) % 1000000000u)};
+  struct timespec pause = hl_span(due - now);
   hl_raw(SYS_futex, &hl_wake, FUTEX_WAIT_PRIVATE, 0, &pause);
 }
 
@@ -129,7 +129,7 @@ static void *hl_main(void *arg) {
     atomic_store(&hl_wake, 0);
     woke = hl_now();
     if (woke < gap_end) {
-      struct timespec rest = {0, (long)(gap_end - woke)};
+      struct timespec rest = hl_span(gap_end - woke);
       nanosleep(&rest, NULL);
       woke = hl_now();
     }

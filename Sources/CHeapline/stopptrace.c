@@ -68,10 +68,6 @@ static void set_phase(int phase) {
   hl_raw(SYS_futex, &hl_trace.phase, FUTEX_WAKE, INT32_MAX, 0);
 }
 
-static struct timespec span(uint64_t ns) {
-  return (struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-}
-
 static int parent_alive(void) { return hl_raw(SYS_getppid, 0, 0, 0, 0) == hl_trace.tgid; }
 
 // Waits while the phase is `phase`, until `deadline`; returns the phase it ends with. The helper
@@ -81,7 +77,7 @@ static int wait_while(int phase, uint64_t deadline, int in_helper) {
     int now_phase = atomic_load(&hl_trace.phase);
     uint64_t now = hl_raw_monotonic_ns();
     if (now_phase != phase || now >= deadline || (in_helper && !parent_alive())) return now_phase;
-    struct timespec pause = span(deadline - now < 100 * HL_MS ? deadline - now : 100 * HL_MS);
+    struct timespec pause = hl_span(deadline - now < 100 * HL_MS ? deadline - now : 100 * HL_MS);
     hl_raw(SYS_futex, &hl_trace.phase, FUTEX_WAIT, phase, &pause);
   }
 }
@@ -171,7 +167,7 @@ static void collect_stops(uint64_t deadline) {
     take_stops(1);
     uint64_t now = hl_raw_monotonic_ns();
     if (!hl_trace.pending || now >= deadline || !parent_alive()) return;
-    struct timespec pause = span(deadline - now < 10 * HL_MS ? deadline - now : 10 * HL_MS);
+    struct timespec pause = hl_span(deadline - now < 10 * HL_MS ? deadline - now : 10 * HL_MS);
     hl_raw6(SYS_rt_sigtimedwait, (long)&chld, 0, (long)&pause, 8, 0, 0);
   }
 }
@@ -239,7 +235,7 @@ static int reap(pid_t pid, uint64_t deadline) {
       killed = 1;
       deadline = now + 1000 * HL_MS;
     }
-    struct timespec pause = span(50 * 1000);
+    struct timespec pause = hl_span(50 * 1000);
     hl_raw(SYS_nanosleep, &pause, 0, 0, 0);
   }
 }

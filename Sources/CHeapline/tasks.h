@@ -6,12 +6,18 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 // A system call that reports failure as -errno and never touches errno.
 long hl_raw6(long n, long a, long b, long c, long d, long e, long f);
 #define hl_raw(n, a, b, c, d) hl_raw6(n, (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
 
 uint64_t hl_raw_monotonic_ns(void);
+
+// `ns` nanoseconds as a timespec, for the sleeps and waits of raw system calls and nanosleep.
+static inline struct timespec hl_span(uint64_t ns) {
+  return (struct timespec){(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+}
 
 // The threads of process `tgid`, up to `capacity` of them; their count, or -errno.
 int hl_tasks_list(int32_t tgid, int32_t *tids, int capacity);
