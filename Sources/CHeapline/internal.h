@@ -207,6 +207,7 @@ static inline void hl_leave(void) {
 
 // clock.c
 uint64_t hl_now(void);  // nanoseconds since the recording started
+uint64_t hl_clock_due(void);  // when the clock next calibrates (UINT64_MAX: never)
 uint64_t hl_monotonic_ns(void);
 void hl_clock_start(void);  // a new recording's time 0, and its clock calibrated anew
 extern uint64_t hl_start_ns;

@@ -119,8 +119,9 @@ static void *hl_main(void *arg) {
   uint64_t tick = (uint64_t)hl_tick_ms * 1000000u, woke = hl_now();
   uint64_t next_sample = woke + tick, next_housekeeping = woke + HL_HOUSEKEEPING_NS;
   while (atomic_load(&hl_running)) {
+    // The clock's calibrations too: hl_now, on waking, makes the one due.
     uint64_t due = min_u64(min_u64(next_sample, woke + HL_LONGEST_SLEEP_NS),
-                           min_u64(hl_leaks_due(), hl_rotate_due()));
+                           min_u64(min_u64(hl_leaks_due(), hl_rotate_due()), hl_clock_due()));
     // A scan or a rotation that could not start (another holds the threads) is tried again
     // after the gap, not in a loop; and a storm of leak signals gets a scan a gap at most, as
     // when the thread looked every 10 ms, not one scan after another.
