@@ -265,6 +265,8 @@ int hl_end_for_exec(void) {
   if (on) hl_end(HL_END_EXEC);
   hl_spin_unlock(&hl_control_lock);
   if (!on) return 0;
+  if (atomic_load(&hl_shared->state) == HL_SHARED_FINISHED)
+    atomic_store(&hl_shared->state, HL_SHARED_EXECED);
   // Rotated files have names of their own: the next program's numbering goes on after them.
   if (hl_rotate_current()) return 1;
   char aside[sizeof hl_trace_path + 16];

@@ -273,7 +273,12 @@ struct hl_commit {  // the trace file up to its last whole chunk
   uint64_t offset, chunks, allocs, frees;
 };
 enum { HL_LOST_MEMORY = 1, HL_LOST_SIGNAL = 2, HL_LOST_INSIDE = 3, HL_LOST_REASONS = 4 };
-enum { HL_SHARED_NONE = 0, HL_SHARED_RECORDING = 1, HL_SHARED_FINISHED = 2, HL_SHARED_FAILED = 3 };
+// EXECED: the trace was finished for an exec and moved aside; the next program's shim starts a
+// recording, so a state still EXECED at the end says the program after the exec had no shim.
+enum {
+  HL_SHARED_NONE = 0, HL_SHARED_RECORDING = 1, HL_SHARED_FINISHED = 2, HL_SHARED_FAILED = 3,
+  HL_SHARED_EXECED = 4
+};
 enum { HL_FLAG_REOPENED = 2, HL_FLAG_CATEGORIES_FULL = 4 };
 struct hl_shared_header {
   char magic[8];  // "HLSHARED"

@@ -47,7 +47,8 @@ package final class SharedBuffers {
     }
     guard made >= 0 else {
       throw TraceError(
-        path: "/dev/shm", reason: .cannotOpen("shared buffers: \(String(cString: strerror(errno)))"))
+        path: "/dev/shm", reason: .cannotOpen("shared buffers: \(String(cString: strerror(errno)))")
+      )
     }
     descriptor = made
     pathForChild = "/proc/\(getpid())/fd/\(made)"
@@ -65,6 +66,14 @@ package final class SharedBuffers {
   /// defines the allocator itself, or links one in statically.
   package var programHasOwnMalloc: Bool {
     read(at: 0, count: 8) == Layout.ownMallocMagic
+  }
+
+  /// Whether the last recording ended for an `exec` and no program started one after it: the
+  /// program that the process became did not load the preload library.
+  package var endedForExec: Bool {
+    let header = read(at: 0, count: 32)
+    return header.count == 32 && Array(header[0..<8]) == Layout.magic
+      && le32(header, 28) == Layout.execed
   }
 
   /// The traces that programs before an `exec` left: how many, and the numbers N of the first
@@ -158,7 +167,9 @@ package final class SharedBuffers {
 
   /// The chunk that one buffer's whole records make, with the allocation it still held back;
   /// `nil` for a buffer that is empty, handed back, or already in the file.
-  private func recoverSlot(at base: UInt64, dataOffset: UInt64, sideOffset: UInt64, committed: UInt64)
+  private func recoverSlot(
+    at base: UInt64, dataOffset: UInt64, sideOffset: UInt64, committed: UInt64
+  )
     -> (header: ChunkHeader, stored: [UInt8], allocs: UInt64, frees: UInt64)?
   {
     let slot = read(at: base, count: Int(dataOffset))
@@ -233,6 +244,7 @@ package final class SharedBuffers {
     static let headerReadBytes = 156
     static let recording: UInt32 = 1
     static let failed: UInt32 = 3
+    static let execed: UInt32 = 4
     static let bufferFree: UInt32 = 0
     static let maximumBufferBytes = 1 << 22
   }

@@ -174,6 +174,11 @@ extension HeaplineCommand {
       }
       if destination.wasWritten {
         CLIOutput.note(destination.notice)
+      } else if shared.endedForExec {
+        destination.discardIfUnused()
+        CLIOutput.warning(
+          "the program that '\(program)' became with exec did not load the preload library (a "
+            + "static or setuid program?): it was not traced")
       } else if shared.shimStarted {
         CLIOutput.warning(
           "the trace was recorded, but '\(path)' is no longer there: the program moved or "

@@ -35,7 +35,9 @@ import Testing
     let dir = try Harness.temporaryDirectory()
     let trace = dir.appendingPathComponent("debian-python.trace")
     let script = "kept = [bytearray(3_000_000) for _ in range(5)]"
-    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace.path, "--", python, "-c", script])
+    let result = try Harness.heapline([
+      "record", "--no-leaks", "-o", trace.path, "--", python, "-c", script,
+    ])
     #expect(result.status == 0)
     #expect(!result.stderr.contains("did not load the preload library"))
     let stats = try Statistics(reader: TraceReader(path: trace.path))
@@ -66,8 +68,31 @@ import Testing
     let result = try Harness.heapline(["record", "-o", trace, "--", program])
     #expect(result.status == 0)
     #expect(result.stdout == "done\n")
-    #expect(result.stderr.contains("'\(program)' did not load the preload library"), "\(result.stderr)")
+    #expect(
+      result.stderr.contains("'\(program)' did not load the preload library"), "\(result.stderr)")
     #expect(!FileManager.default.fileExists(atPath: trace))
+  }
+
+  @Test func aStaticProgramThatTheTracedProgramExecsIsSaidNotToLoadThePreloadLibrary() throws {
+    // Given a shell that becomes a static program with exec
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("ownmalloc", in: dir, flags: ["-static"])
+    let trace = dir.appendingPathComponent("exec-static.trace").path
+    let result = try Harness.heapline(
+      ["record", "-o", trace, "--", "/bin/sh", "-c", "exec \"$0\"", program])
+    // Then the static program runs as it does untraced, the shell's trace is kept beside the
+    // path, and heapline says why there is none at the path (before, it said that the program
+    // had moved or removed its trace)
+    #expect(result.status == 0)
+    #expect(result.stdout == "done\n")
+    #expect(
+      result.stderr.contains(
+        "the program that '/bin/sh' became with exec did not load the preload library"),
+      "\(result.stderr)")
+    #expect(!result.stderr.contains("no longer there"))
+    #expect(!FileManager.default.fileExists(atPath: trace))
+    let shell = try TraceReader(path: trace + ".1")
+    #expect(shell.trailer?.endReason == .exec)
   }
 
   @Test func sqlite3OutputPassesThroughUnchanged() throws {
