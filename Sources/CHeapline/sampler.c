@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,20 +58,30 @@ void hl_sampler_housekeeping(void) {
 extern _Atomic int32_t hl_pressure_tid;  // pressure.c
 static sigset_t hl_program_mask;  // of the thread that started the sampler
 
+// The kernel's count of the process's threads, read at once from its status; 0 when unread.
+// The main thread counts until the process ends: once it has exited, it stays a zombie.
+static int thread_count(void) {
+  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  char text[4096];
+  ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
+  if (fd >= 0) close(fd);
+  if (n <= 0) return 0;
+  text[n] = 0;
+  const char *line = strstr(text, "\nThreads:");
+  return line ? atoi(line + 10) : 0;
+}
+
 // Whether every thread but the shim's own has exited. The main thread goes first: until it has,
-// a look at its state is all it takes; afterwards it stays a zombie while the others run, and
-// the first other thread found alive settles it.
+// a look at its state is all it takes. Afterwards the count settles it: the main thread's
+// zombie, this thread, and the pressure thread once it has said its id (a pressure thread not
+// yet started counts as the program's, so the answer waits). It used to list the threads and
+// then read each one's state: a listed thread could make another and exit in between, and the
+// process was ended under the new one, a live program (exit status 0, its output lost).
 static int alone(void) {
   int32_t pid = (int32_t)getpid(), self = (int32_t)hl_raw(SYS_gettid, 0, 0, 0, 0);
   if (pid == self || !hl_task_state_dead(hl_task_state(pid, pid))) return 0;
-  int32_t tids[64];
-  int n = hl_tasks_list(pid, tids, 64);
-  if (n < 0) return 0;
-  for (int i = 0; i < n; i++)
-    if (tids[i] != pid && tids[i] != self && tids[i] != atomic_load(&hl_pressure_tid) &&
-        !hl_task_state_dead(hl_task_state(pid, tids[i])))
-      return 0;
-  return n < 64;
+  int n = thread_count();
+  return n > 0 && n <= 2 + (atomic_load(&hl_pressure_tid) != 0);
 }
 
 // What glibc's last thread does when it exits (nptl's start_thread, and __libc_start_call_main
@@ -127,13 +138,16 @@ static void *hl_main(void *arg) {
     // when the thread looked every 10 ms, not one scan after another.
     uint64_t gap_end = woke + HL_WAKE_GAP_NS;
     sleep_until(due > gap_end ? due : gap_end);
-    atomic_store(&hl_wake, 0);
-    woke = hl_now();
-    if (woke < gap_end) {
-      struct timespec rest = hl_span(gap_end - woke);
-      nanosleep(&rest, NULL);
-      woke = hl_now();
+    // A wake inside the gap sleeps out the rest of it, but the stop's does not: a program that
+    // exited just after a wake waited out the gap in its exit, 10 ms.
+    while (hl_now() < gap_end) {
+      atomic_store(&hl_wake, 0);
+      if (!atomic_load(&hl_running)) break;  // read after the clear: the stop sets it first
+      sleep_until(gap_end);
     }
+    atomic_store(&hl_wake, 0);
+    if (!atomic_load(&hl_running)) break;
+    woke = hl_now();
     hl_leaks_poll(woke);  // leak scans asked for by a signal or a timer
     if (alone()) exit_as_the_last_thread();
     hl_rotate_poll(hl_now());

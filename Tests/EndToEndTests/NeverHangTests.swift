@@ -21,6 +21,26 @@ import Testing
       environment: environment)
   }
 
+  @Test func aChainOfThreadsAfterTheMainThreadsExitRunsToItsOwnEnd() throws {
+    // Given a program whose main thread exits while a chain of threads runs on, each starting
+    // the next and exiting, for 3 s; the shim's thread looks for the last thread's exit every
+    // 10 ms (the sample period): it listed the threads, then read each one's state, and a
+    // thread that started the next and exited in between ended the process early (exit 0)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("threadchain", in: dir)
+    let trace = dir.appendingPathComponent("chain.trace")
+    let result = try record(
+      ["--no-leaks", "-o", trace.path, "--", program, "3000"],
+      environment: ["HEAPLINE_SAMPLE_MS": "10"])
+    // Then it ends as the chain's last thread ends it
+    #expect(result.status == 3, "\(result.stderr)")
+    #expect(result.stdout.hasPrefix("chain of "))
+    let threads = try #require(Int(result.stdout.split(separator: " ")[2]))
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    #expect(stats.trace.isComplete)
+    #expect(stats.category(named: "Malloc 48 Bytes")?.totalCount == UInt64(threads))
+  }
+
   @Test func aProgramThatReapsChildrenInASigchldHandlerEndsEveryOneOfFortyRuns() throws {
     // Given a program whose SIGCHLD handler reaps with waitpid(-1): the exit scan's helper once
     // ran it, and it took the stops the helper waited for (14 hangs in 40 runs)
@@ -210,7 +230,8 @@ import Testing
     }
     // And each thread's allocations are recorded: glibc's pthread_getattr_np makes and frees
     // three blocks (its attributes' extension and CPU set), so 4 threads more make 12 more
-    let four = try #require(totals[4]), eight = try #require(totals[8])
+    let four = try #require(totals[4])
+    let eight = try #require(totals[8])
     #expect(eight.allocationCount - four.allocationCount == 12)
     #expect(eight.freeCount - four.freeCount == 12)
   }
