@@ -31,6 +31,7 @@ static struct hl_shared_header *hl_mapped;  // the recorder's, when attached
 static char hl_shared_path[256];
 static _Atomic int hl_grow_lock;
 static uint64_t hl_reported[HL_LOST_REASONS];  // what LOST records have said so far
+static int hl_began;  // this program has begun a recording: its buffers are handed out
 
 static size_t slot_bytes(void) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -88,7 +89,13 @@ void hl_shared_begin(void) {
   // What earlier programs of this process (before an exec) moved aside stays known.
   uint32_t execs = hl_shared->execs, first = hl_shared->exec_first, last = hl_shared->exec_last;
   int same = memcmp(hl_shared->magic, "HLSHARED", 8) == 0;
+  // A recording begun again in this program (after an exec that failed) keeps the buffers it
+  // handed out, mapped and in its threads' hands: counted from 0 again, the next new buffer
+  // was mapped over one of them, and shrank the file under the rest (SIGBUS at the next exec).
+  uint32_t slots = hl_began ? atomic_load(&hl_shared->slots) : 0;
+  hl_began = 1;
   init_header(hl_shared);
+  atomic_store(&hl_shared->slots, slots);
   if (same) hl_shared->execs = execs, hl_shared->exec_first = first, hl_shared->exec_last = last;
   memset(hl_reported, 0, sizeof hl_reported);
   atomic_store(&hl_shared->state, HL_SHARED_RECORDING);

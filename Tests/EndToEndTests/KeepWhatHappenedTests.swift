@@ -29,10 +29,11 @@ import Testing
     stats.category(named: "Malloc 1008 Bytes")
   }
 
-  @Test(arguments: [
-    ("_exit", Int32(3)), ("abort", Int32(128 + 6)), ("segv", Int32(128 + 11)),
-    ("kill", Int32(128 + 9)),
-  ] as [(String, Int32)])
+  @Test(
+    arguments: [
+      ("_exit", Int32(3)), ("abort", Int32(128 + 6)), ("segv", Int32(128 + 11)),
+      ("kill", Int32(128 + 9)),
+    ] as [(String, Int32)])
   func everyBlockSurvivesAnEndThatSkipsTheShimsDestructor(mode: String, status: Int32) throws {
     let run = try record([mode])
     #expect(run.result.status == status)
@@ -84,7 +85,9 @@ import Testing
     // Recorded again to the same path, the earlier run's TRACE.1 is replaced, not added to
     let again = try Harness.heapline(
       ["record", "--no-leaks", "-o", trace.path, "--", program, "exec", program, "exit"])
-    #expect(again.stderr.contains("ran exec 1 time(s): the trace of each program before it is in \(trace.path).1"))
+    #expect(
+      again.stderr.contains(
+        "ran exec 1 time(s): the trace of each program before it is in \(trace.path).1"))
     #expect(!FileManager.default.fileExists(atPath: trace.path + ".2"))
   }
 
@@ -97,6 +100,20 @@ import Testing
     // The recording starts again after the failed exec: the 3,000 blocks made after it
     #expect(run.stats.trace.endReason == .exited)
     #expect(blocks(run.stats)?.totalCount == 3000)
+  }
+
+  @Test func aThreadStartedAfterAFailedExecKeepsItsBlocksThroughTheNextExec() throws {
+    // The recording begun again after the failed exec handed the new thread a buffer over the
+    // main thread's, in shared memory it then shrank: the next exec died of SIGBUS
+    let run = try record(["exec-fails-thread", "/bin/true"], traceName: "thread.trace")
+    #expect(run.result.status == 0)
+    let first = try Statistics(reader: TraceReader(path: run.trace.path + ".1"))
+    #expect(first.trace.endReason == .exec)
+    #expect(blocks(first)?.totalCount == 5000)
+    let second = try Statistics(reader: TraceReader(path: run.trace.path + ".2"))
+    #expect(second.trace.endReason == .exec)
+    #expect(blocks(second)?.totalCount == 3000)
+    #expect(run.stats.trace.endReason == .exited)
   }
 
   @Test func aShellThatExecsTheProgramIsFollowedIntoIt() throws {

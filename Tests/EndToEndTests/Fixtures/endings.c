@@ -3,6 +3,8 @@
 //   exit, _exit, abort, segv, kill    end that way
 //   exec PROGRAM                      exec PROGRAM (with the rest of argv) after the blocks
 //   exec-fails                        an exec that fails, then 3,000 more blocks, then exit
+//   exec-fails-thread PROGRAM         an exec that fails, then a new thread that makes 3,000
+//                                     more blocks, then exec PROGRAM
 //   daemon                            daemon(): the parent _exits, the child allocates on
 //   closeall FILE                     closes every descriptor above 1 (as daemons do), opens
 //                                     FILE, writes 20,000 lines to it while allocating 20,000
@@ -22,6 +24,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,12 @@ static void *blocks[50000];
 
 __attribute__((noinline)) static void make_blocks(int from, int n) {
   for (int i = from; i < from + n; i++) blocks[i] = malloc(1000);
+}
+
+static void *more_blocks(void *unused) {
+  (void)unused;
+  make_blocks(5000, 3000);
+  return NULL;
 }
 
 static void say(const char *text) {
@@ -74,6 +83,14 @@ int main(int argc, char **argv) {
     execv(none[0], none);
     make_blocks(5000, 3000);
     return 0;
+  }
+  if (!strcmp(mode, "exec-fails-thread") && argc > 2) {
+    char *none[] = {"/nonexistent/program", NULL};
+    execv(none[0], none);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, more_blocks, NULL) || pthread_join(thread, NULL)) return 122;
+    execv(argv[2], argv + 2);
+    return 123;
   }
   if (!strcmp(mode, "daemon")) {
     if (daemon(1, 1) != 0) return 121;
