@@ -40,6 +40,8 @@ struct hl_mapping {
 };
 int hl_maps_read(struct hl_vec *out);  // of struct hl_mapping, in address order; 0 or errno
 const struct hl_mapping *hl_maps_find(const struct hl_vec *maps, uintptr_t addr);
+// The bounds of the mapping that holds `addr`, asked of the kernel alone: 0 when it cannot say.
+int hl_maps_query(uintptr_t addr, uintptr_t *lo, uintptr_t *hi);
 int hl_safe_read(uintptr_t addr, void *out, size_t bytes);  // 0 when it is not readable
 
 // scanindex.c: the live blocks, sorted by address, with a directory for interior lookups.

@@ -66,8 +66,10 @@ void hl_unwind_forget_rules(void) {
   unw_flush_cache(unw_local_addr_space, 0, 0);
 }
 
-// Where the thread's stack lies, when `sp` is on it: the mapping that holds it, from /proc, read
-// once a thread (and again when its stack pointer goes outside what was seen). A thread that
+// Where the thread's stack lies, when `sp` is on it: the mapping that holds it, asked of the
+// kernel for that one address, or found in the whole of /proc's maps where it cannot say (and
+// for the main thread), once a thread (and again when its stack pointer goes outside what was
+// seen). A thread that
 // glibc made has its descriptor at the top of its stack, which therefore ends there (the kernel
 // may merge the mapping with what lies above); the main thread's stack is the [stack] mapping.
 // pthread_getattr_np would tell a thread's stack without /proc, but it allocates while it holds
@@ -79,8 +81,12 @@ static int stack_bounds(uintptr_t sp) {
   if (HL_LIKELY(sp >= hl_stack.lo && sp < hl_stack.hi)) return 1;
   if (hl_stack.looks >= 64) return 0;
   hl_stack.looks++;
-  uintptr_t tp;
+  uintptr_t tp, lo, hi;
   __asm__("mov %%fs:0, %0" : "=r"(tp));
+  if (hl_maps_query(sp, &lo, &hi) && tp > sp && tp < hi) {  // a thread that glibc made
+    hl_stack.lo = lo, hl_stack.hi = tp;
+    return 1;
+  }
   struct hl_vec maps;
   int found = 0;
   if (hl_maps_read(&maps) == 0) {
