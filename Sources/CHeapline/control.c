@@ -50,10 +50,10 @@ static int hl_begin(const char *path, unsigned depth, int in_process) {
   hl_stacks_reset();
   hl_live_clear();
   hl_sampling_begin();
-  hl_threads_begin_recording();
+  uint32_t recording = hl_threads_begin_recording();
   if (!hl_sampler_buffer) hl_sampler_buffer = hl_shared_new_buffer();
   if (!hl_sampler_buffer) return ENOMEM;
-  hl_buffer_reset(hl_sampler_buffer, 0, (uint32_t)getpid());
+  hl_buffer_reset(hl_sampler_buffer, 0, (uint32_t)getpid(), recording);
   // Only the shim's thread writes it, with no handing over; in use, so that the recorder
   // writes what it holds (modules, samples, marks) if the process dies.
   atomic_store(&hl_sampler_buffer->state, HL_BUF_BUSY);

@@ -129,6 +129,7 @@ struct hl_buffer {
   uint32_t infos[1 << HL_INFO_CACHE_BITS];  // the allocation infos it used last (infos.c)
   void *unwind;  // the unwinder's rules and previous stack (unwind.c), kept when reset
   struct hl_counts *counts;  // its thread's counts in sampling mode, for a flusher; NULL if shared
+  uint32_t recording;  // the recording its caches of stack ids were made for
 };
 _Static_assert(__builtin_offsetof(struct hl_buffer, inflight) == 40, "shared layout");
 _Static_assert(__builtin_offsetof(struct hl_buffer, pending) == 48, "shared layout");
@@ -221,7 +222,7 @@ void hl_release(struct hl_buffer *b);
 struct hl_buffer *hl_take_by_serial(uint32_t serial);  // another thread's, if idle; no waiting
 void hl_give_back(struct hl_buffer *b);  // what hl_take_by_serial took
 void hl_threads_init(void);
-void hl_threads_begin_recording(void);
+uint32_t hl_threads_begin_recording(void);  // the new recording's number
 extern _Atomic uint32_t hl_epoch;
 void hl_flush_all(int final);  // flush every thread's buffer that can be taken
 void hl_threads_after_fork_child(void);
@@ -247,7 +248,7 @@ void hl_emit_category(struct hl_buffer *b, uint32_t id, int kind, const char *na
 void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes);
 void hl_emit_mark(struct hl_buffer *b, uint64_t time, int kind, const char *name, size_t len);
 void hl_buffer_flush(struct hl_buffer *b);  // writes the buffer as one chunk and empties it
-void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid);
+void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid, uint32_t recording);
 void hl_buffer_forget_infos(struct hl_buffer *b);  // a new file defines every info again
 void hl_emit_lost(struct hl_buffer *b, uint64_t time, int reason, uint64_t count);
 void hl_emit_sampling(struct hl_buffer *b, uint64_t bytes);

@@ -27,7 +27,7 @@ void hl_buffer_forget_infos(struct hl_buffer *b) {
   b->defined_words = 0;
 }
 
-void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
+void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid, uint32_t recording) {
   b->serial = serial;
   b->tid = tid;
   b->emit_next = b->next_alloc = 0;
@@ -38,8 +38,14 @@ void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid) {
   b->pending.valid = 0;
   b->cache_depth = b->cache_unwound = 0;
   b->counts = NULL;
-  memset(b->nodes, 0, sizeof b->nodes);  // ids belong to the trace they were made for
-  hl_unwind_forget_stacks(b);
+  // Stack ids hold for the whole recording they were made in: a thread that takes over an exited
+  // thread's buffer keeps its caches of them (clearing their 120 KiB for each new thread was
+  // most of what the shim took from a program that starts threads by the thousand).
+  if (b->recording != recording) {
+    memset(b->nodes, 0, sizeof b->nodes);
+    hl_unwind_forget_stacks(b);
+    b->recording = recording;
+  }
   // Without the bitmap every ALLOC defines its info again: bigger, never wrong.
   if (!b->defined) b->defined = hl_map(HL_INFO_BITMAP_BYTES);
   hl_buffer_forget_infos(b);

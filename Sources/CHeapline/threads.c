@@ -27,7 +27,7 @@ static _Atomic(struct hl_buffer *) hl_by_serial[HL_BY_SERIAL];
 // A buffer made ready for a thread, under a new serial.
 static void reset_for_thread(struct hl_buffer *b, uint32_t tid) {
   uint32_t serial = atomic_fetch_add(&hl_next_serial, 1);
-  hl_buffer_reset(b, serial, tid);
+  hl_buffer_reset(b, serial, tid, atomic_load(&hl_epoch));
   atomic_store(&hl_by_serial[serial % HL_BY_SERIAL], b);
 }
 
@@ -110,7 +110,7 @@ static void hl_thread_exit(void *arg) {
   hl_tls.guard--;
 }
 
-void hl_threads_begin_recording(void) { atomic_fetch_add(&hl_epoch, 1); }
+uint32_t hl_threads_begin_recording(void) { return atomic_fetch_add(&hl_epoch, 1) + 1; }
 
 void hl_threads_init(void) {
   if (!hl_have_key) hl_have_key = pthread_key_create(&hl_exit_key, hl_thread_exit) == 0;
@@ -149,15 +149,21 @@ static struct hl_buffer *hl_attach(void) {
   return b;
 }
 
+// A thread past its exit destructor takes turns in a shared buffer: its own would never be given
+// back. A detached thread frees its own thread-local blocks after the destructors have run (the
+// dynamic linker's `free` of its DTV), and each such thread took an own buffer for that free and
+// kept it: a program that started detached threads in a loop made the shim's 1,024 buffers, all
+// held, within seconds.
 static struct hl_buffer *attach(uint32_t tid) {
   struct hl_buffer *b = NULL;
+  int own = !hl_tls.exiting;
   uint32_t count = atomic_load(&hl_buffer_count);
-  for (uint32_t i = 0; i < count && i < HL_OWN_BUFFERS && !b; i++) {
+  for (uint32_t i = 0; own && i < count && i < HL_OWN_BUFFERS && !b; i++) {
     struct hl_buffer *old = atomic_load(&hl_buffers[i]);  // one whose thread has exited
     uint32_t expected = HL_BUF_FREE;
     if (old && atomic_compare_exchange_strong(&old->state, &expected, HL_BUF_BUSY)) b = old;
   }
-  while (!b) {
+  while (own && !b) {
     uint32_t slot = atomic_load(&hl_buffer_count);
     if (slot >= HL_OWN_BUFFERS) break;
     if (!atomic_compare_exchange_weak(&hl_buffer_count, &slot, slot + 1)) continue;
