@@ -55,6 +55,20 @@ int hl_is_preload_library(const struct dl_phdr_info *info) {
   return 0;
 }
 
+// The main program's path, kept once read. Read through /proc/thread-self: /proc/self is the
+// main thread's view, and once it has called pthread_exit its link reads as nothing: the files
+// of a rotation, or of a recording begun again after a failed exec, named the program "" and
+// its frames went unsymbolized.
+static const char *main_program_path(void) {
+  static char exe[4096];
+  if (!exe[0]) {
+    ssize_t n = readlink("/proc/thread-self/exe", exe, sizeof exe - 1);
+    if (n <= 0) n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+  }
+  return exe;
+}
+
 static int emit_module(struct dl_phdr_info *info, size_t size, void *arg) {
   struct hl_walk *w = arg;
   if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
@@ -63,13 +77,8 @@ static int emit_module(struct dl_phdr_info *info, size_t size, void *arg) {
     w->first = 0;
     return 0;
   }
-  char exe[4096];
   const char *path = info->dlpi_name;
-  if (w->first && (!path || !*path)) {  // the main program has no name here
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = 0;
-    path = exe;
-  }
+  if (w->first && (!path || !*path)) path = main_program_path();  // it has no name here
   w->first = 0;
   if (!path) path = "";
   size_t path_len = strnlen(path, 4096);
