@@ -10,6 +10,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -57,17 +59,46 @@ static char **traced_environment(char *const envp[]) {
   return out;
 }
 
+// One exec of the traced process at a time, in the order they came: a thread whose exec comes
+// while another's is in flight waits until that one fails (the recording has begun again) or
+// succeeds (the process is the next program, and this thread is gone). Two at once, one of
+// them failing, found the recording ended by the other and not begun again yet: the exec that
+// succeeded ran with the environment scrubbed, and the next program went untraced. A signal
+// handler's exec inside its thread's own does not wait for itself.
+static _Atomic uint32_t hl_exec_next, hl_exec_serving;
+static _Atomic int32_t hl_exec_owner;
+
+static int exec_turn(void) {
+  int32_t self = (int32_t)syscall(SYS_gettid);
+  if (atomic_load(&hl_exec_owner) == self) return 0;
+  uint32_t ticket = atomic_fetch_add(&hl_exec_next, 1);
+  while (atomic_load(&hl_exec_serving) != ticket) {
+    struct timespec pause = {0, 50 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  atomic_store(&hl_exec_owner, self);
+  return 1;
+}
+
+static void exec_turn_over(void) {
+  atomic_store(&hl_exec_owner, 0);
+  atomic_fetch_add(&hl_exec_serving, 1);
+}
+
 // Runs `call` with the traced environment when this is the traced process.
 #define HL_EXEC(envp, call_with_env)                                                      \
   do {                                                                                    \
     hl_tls.guard++;                                                                       \
-    int ended = getpid() == hl_recording_pid && hl_end_for_exec();                        \
+    int traced = getpid() == hl_recording_pid;                                            \
+    int turn = traced && exec_turn();                                                     \
+    int ended = traced && hl_end_for_exec();                                              \
     char **env = ended ? traced_environment(envp) : NULL;                                 \
     char *const *use = env ? env : (envp);                                                \
     hl_tls.guard--;                                                                       \
     int result = (call_with_env);                                                         \
     int saved = errno;                                                                    \
     if (ended) hl_restart_after_exec();                                                   \
+    if (turn) exec_turn_over();                                                           \
     errno = saved;                                                                        \
     return result;                                                                        \
   } while (0)

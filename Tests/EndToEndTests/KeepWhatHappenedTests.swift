@@ -116,6 +116,36 @@ import Testing
     #expect(run.stats.trace.endReason == .exited)
   }
 
+  @Test func anExecThatSucceedsWhileAnotherThreadsExecsFailIsFollowedIntoTheNextProgram() throws {
+    // Given a program with a thread that runs failing execs one after another, while the main
+    // thread execs the fixture again (which makes its 5,000 blocks and exits): an exec that
+    // came while another was failing found the recording ended and not yet begun again, and
+    // the next program went untraced (7 runs in 10 of a tester's)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("race.trace")
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace.path, "--", program, "exec-race", program, "exit"])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(!result.stderr.contains("warning"), "\(result.stderr)")
+    // Then the trace at the path is the next program's, whole
+    let stats = try Statistics(reader: TraceReader(path: trace.path))
+    #expect(stats.trace.endReason == .exited)
+    #expect(blocks(stats)?.totalCount == 5000)
+  }
+
+  @Test func aRecordingBegunAgainAfterTheMainThreadsExitNamesTheProgramsFrames() throws {
+    // Given a program whose main thread exits, and whose worker then runs an exec that fails
+    // and makes 3,000 blocks: the recording begun again named the program by /proc/self/exe,
+    // the main thread's link, which reads as nothing once it has exited
+    let run = try record(["worker-exec-fails"], traceName: "worker.trace")
+    #expect(run.result.status == 0, "\(run.result.stderr)")
+    #expect(blocks(run.stats)?.totalCount == 3000)
+    // Then the blocks' frames are named: the program's module has its path
+    let report = try Harness.heapline(["report", run.trace.path])
+    #expect(report.stdout.contains("make_blocks"), "\(report.stdout)")
+  }
+
   @Test func aShellThatExecsTheProgramIsFollowedIntoIt() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("endings", in: dir)

@@ -5,6 +5,12 @@
 //   exec-fails                        an exec that fails, then 3,000 more blocks, then exit
 //   exec-fails-thread PROGRAM         an exec that fails, then a new thread that makes 3,000
 //                                     more blocks, then exec PROGRAM
+//   exec-race PROGRAM                 a thread runs execs that fail, one after another, while
+//                                     the main thread, 20 ms on, execs PROGRAM (with the rest
+//                                     of argv)
+//   worker-exec-fails                 the main thread starts a worker and calls pthread_exit;
+//                                     the worker runs an exec that fails, makes 3,000 more
+//                                     blocks and returns, the last thread
 //   daemon                            daemon(): the parent _exits, the child allocates on
 //   closeall FILE                     closes every descriptor above 1 (as daemons do), opens
 //                                     FILE, writes 20,000 lines to it while allocating 20,000
@@ -43,6 +49,18 @@ static void *more_blocks(void *unused) {
   (void)unused;
   make_blocks(5000, 3000);
   return NULL;
+}
+
+static void *failing_execs(void *unused) {
+  char *none[] = {"/nonexistent/program", NULL};
+  for (;;) execv(none[0], none);
+  return unused;
+}
+
+static void *exec_fails_then_more_blocks(void *unused) {
+  char *none[] = {"/nonexistent/program", NULL};
+  execv(none[0], none);
+  return more_blocks(unused);
 }
 
 static void say(const char *text) {
@@ -91,6 +109,19 @@ int main(int argc, char **argv) {
     if (pthread_create(&thread, NULL, more_blocks, NULL) || pthread_join(thread, NULL)) return 122;
     execv(argv[2], argv + 2);
     return 123;
+  }
+  if (!strcmp(mode, "exec-race") && argc > 2) {
+    pthread_t failing;
+    if (pthread_create(&failing, NULL, failing_execs, NULL)) return 122;
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    execv(argv[2], argv + 2);
+    return 123;
+  }
+  if (!strcmp(mode, "worker-exec-fails")) {
+    pthread_t worker;
+    if (pthread_create(&worker, NULL, exec_fails_then_more_blocks, NULL)) return 122;
+    pthread_exit(NULL);
   }
   if (!strcmp(mode, "daemon")) {
     if (daemon(1, 1) != 0) return 121;
