@@ -23,6 +23,18 @@ import Testing
     return Run(result: result, trace: trace, stats: stats)
   }
 
+  /// Records the fixture in `mode`, with its own path and "exit" after it: the program it execs.
+  func recordExecingItself(_ mode: String, traceName: String) throws -> (
+    result: Harness.Result, trace: URL, program: String
+  ) {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent(traceName)
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace.path, "--", program, mode, program, "exit"])
+    return (result, trace, program)
+  }
+
   /// The fixture's blocks: 1,000 bytes fall in the 1,008-byte size class, which nothing else
   /// the fixture or libc allocates uses.
   func blocks(_ stats: Statistics) -> CategoryStatistics? {
@@ -67,11 +79,7 @@ import Testing
 
   @Test func execIsFollowedAndThePartBeforeItIsKeptBesideTheTrace() throws {
     // Given the fixture, which execs itself in its "exit" mode once it has made its blocks
-    let dir = try Harness.temporaryDirectory()
-    let program = try Harness.fixture("endings", in: dir)
-    let trace = dir.appendingPathComponent("exec.trace")
-    let result = try Harness.heapline(
-      ["record", "--no-leaks", "-o", trace.path, "--", program, "exec", program, "exit"])
+    let (result, trace, program) = try recordExecingItself("exec", traceName: "exec.trace")
     #expect(result.status == 0)
     #expect(result.stderr.contains("ran exec 1 time(s)"))
     // The program after the exec has the trace asked for; the one before it, TRACE.1
@@ -121,11 +129,7 @@ import Testing
     // thread execs the fixture again (which makes its 5,000 blocks and exits): an exec that
     // came while another was failing found the recording ended and not yet begun again, and
     // the next program went untraced (7 runs in 10 of a tester's)
-    let dir = try Harness.temporaryDirectory()
-    let program = try Harness.fixture("endings", in: dir)
-    let trace = dir.appendingPathComponent("race.trace")
-    let result = try Harness.heapline(
-      ["record", "--no-leaks", "-o", trace.path, "--", program, "exec-race", program, "exit"])
+    let (result, trace, _) = try recordExecingItself("exec-race", traceName: "race.trace")
     #expect(result.status == 0, "\(result.stderr)")
     #expect(!result.stderr.contains("warning"), "\(result.stderr)")
     // Then the trace at the path is the next program's, whole
