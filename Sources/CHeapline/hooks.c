@@ -202,12 +202,8 @@ HL_ENTRY_IMPL void *hl_aligned_alloc_at(size_t alignment, size_t size, HL_AT) {
 HL_ENTRY_STUB(posix_memalign, rcx, r8, r9);
 HL_ENTRY_IMPL int hl_posix_memalign_at(void **out, size_t alignment, size_t size, HL_AT) {
   if (alignment < sizeof(void *) || (alignment & (alignment - 1))) return EINVAL;
-  int saved = errno;
   void *p = __libc_memalign(alignment, size);
-  if (!p) {
-    errno = saved;  // posix_memalign reports through its result, not errno
-    return ENOMEM;
-  }
+  if (!p) return ENOMEM;  // with errno as glibc's own leaves it: ENOMEM
   *out = hl_allocated(hl_cleared_tail(p, size, 0), size, HL_ENTRY_OF);
   return 0;
 }
