@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,12 +112,29 @@ static void publish(const struct hl_commit *next) {
 
 // Makes sure hl_fd is the trace: after a program closed it, reopens the trace by its path (still
 // the same file, checked by device and inode) and parks the new descriptor. Holds the file lock.
+// The trace opened again when the program holds every descriptor under its limit (it closed the
+// shim's, then opened files up to the limit): the soft limit is raised by one for the open and
+// put back at once, so the program's own opens fail where they would untraced. Before, the
+// write failed and the recording stopped, its events all lost.
+static int open_past_limit(void) {
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return -1;
+  struct rlimit more = {limit.rlim_cur + 1, limit.rlim_max};
+  if (setrlimit(RLIMIT_NOFILE, &more) != 0) return -1;
+  int fd = open(hl_path, O_WRONLY | O_CLOEXEC);
+  int err = errno;
+  setrlimit(RLIMIT_NOFILE, &limit);
+  errno = err;
+  return fd;
+}
+
 static int check_descriptor(void) {
   struct stat st;
   if (hl_fd >= 0 && fstat(hl_fd, &st) == 0 && st.st_dev == hl_dev && st.st_ino == hl_ino)
     return 0;
   // Not ours any more: whoever has that number now owns it, so it is never closed here.
   int fd = open(hl_path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 && errno == EMFILE) fd = open_past_limit();
   if (fd < 0) return errno;
   if (fstat(fd, &st) != 0 || st.st_dev != hl_dev || st.st_ino != hl_ino) {
     close(fd);

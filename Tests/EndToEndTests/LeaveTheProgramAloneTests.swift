@@ -126,13 +126,37 @@ import Testing
     #expect(stats.category(named: "Malloc 1008 Bytes")?.totalCount == 6000)
   }
 
+  @Test func aProgramThatClosesTheShimsDescriptorsAndTakesEveryOneUnderItsLimitKeepsItsTrace()
+    throws
+  {
+    // Given a program that lowers its limit to 16 descriptors, closes every one above 2, opens
+    // files until none is left, then allocates enough to fill the shim's buffer: the trace could
+    // not be opened again, the write failed and every event was lost (exit status 125)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let untraced = try Harness.run(program, ["fdfull"])
+    let trace = dir.appendingPathComponent("fdfull.trace").path
+    let result = try Harness.heapline([
+      "record", "--no-leaks", "-o", trace, "--", program, "fdfull",
+    ])
+    // Then it opens as many files as untraced, and the trace holds every block
+    #expect(untraced.stdout == "opened 13\n")
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == untraced.stdout)
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    #expect(stats.category(named: "Malloc 1008 Bytes")?.totalCount == 400_000)
+  }
+
   @Test func errnoIsTheProgramsAcrossEveryAllocation() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("endings", in: dir)
     let trace = dir.appendingPathComponent("errno.trace").path
     let result = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program, "errno"])
     #expect(result.status == 0)
-    #expect(result.stdout == "errno changed 0 times\n")
+    // And a posix_memalign that fails leaves errno as glibc's does (ENOMEM; it kept the old)
+    let untraced = try Harness.run(program, ["errno"])
+    #expect(untraced.stdout == "errno changed 0 times\nposix_memalign 12, errno 12\n")
+    #expect(result.stdout == untraced.stdout)
   }
 
   @Test func alignedAllocTakesWhatGlibcTakes() throws {

@@ -5,6 +5,10 @@
 //   exec-fails                        an exec that fails, then 3,000 more blocks, then exit
 //   exec-fails-thread PROGRAM         an exec that fails, then a new thread that makes 3,000
 //                                     more blocks, then exec PROGRAM
+//   fdfull                            lowers its descriptor limit to 16, closes every descriptor
+//                                     above 2 and opens /dev/null until none is left, then makes
+//                                     and frees 400,000 blocks of 1,000 bytes (enough to fill the
+//                                     shim's buffer); prints "opened N"
 //   exec-race PROGRAM                 a thread runs execs that fail, one after another, while
 //                                     the main thread, 20 ms on, execs PROGRAM (with the rest
 //                                     of argv)
@@ -25,7 +29,8 @@
 //                                     context switches)
 //   errno                             before anything else, an aligned_alloc and 200,000 mallocs
 //                                     and frees that each must leave errno at 0; prints how many
-//                                     did not
+//                                     did not, then what a posix_memalign of 2^62 bytes returns
+//                                     and leaves in errno
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -35,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +76,18 @@ static void say(const char *text) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "exit";
+  if (!strcmp(mode, "fdfull")) {
+    struct rlimit limit;
+    getrlimit(RLIMIT_NOFILE, &limit);
+    limit.rlim_cur = 16;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return 124;
+    for (int fd = 3; fd < 1024; fd++) close(fd);
+    int opened = 0;
+    while (open("/dev/null", O_RDONLY) >= 0) opened++;
+    for (int i = 0; i < 400000; i++) free(malloc(1000));
+    printf("opened %d\n", opened);
+    return 0;
+  }
   if (!strcmp(mode, "errno")) {
     int changed = 0;
     errno = 0;
@@ -84,7 +102,10 @@ int main(int argc, char **argv) {
       free(p);
       changed += errno != 0;
     }
-    printf("errno changed %d times\n", changed);
+    errno = 0;
+    void *huge;
+    int failed = posix_memalign(&huge, 64, (size_t)1 << 62);
+    printf("errno changed %d times\nposix_memalign %d, errno %d\n", changed, failed, errno);
     return 0;
   }
   make_blocks(0, 5000);
