@@ -64,19 +64,23 @@ static char **traced_environment(char *const envp[]) {
 // succeeds (the process is the next program, and this thread is gone). Two at once, one of
 // them failing, found the recording ended by the other and not begun again yet: the exec that
 // succeeded ran with the environment scrubbed, and the next program went untraced. A signal
-// handler's exec inside its thread's own does not wait for itself.
+// handler's exec inside its thread's own, or while its thread waits for its turn, does not
+// wait: its turn would come after the one its thread cannot take until the handler returns.
 static _Atomic uint32_t hl_exec_next, hl_exec_serving;
 static _Atomic int32_t hl_exec_owner;
+static __thread int hl_exec_waiting;
 
 static int exec_turn(void) {
   int32_t self = (int32_t)syscall(SYS_gettid);
-  if (atomic_load(&hl_exec_owner) == self) return 0;
+  if (hl_exec_waiting || atomic_load(&hl_exec_owner) == self) return 0;
+  hl_exec_waiting = 1;
   uint32_t ticket = atomic_fetch_add(&hl_exec_next, 1);
   while (atomic_load(&hl_exec_serving) != ticket) {
     struct timespec pause = {0, 50 * 1000};
     nanosleep(&pause, NULL);
   }
   atomic_store(&hl_exec_owner, self);
+  hl_exec_waiting = 0;
   return 1;
 }
 
