@@ -11,12 +11,17 @@
 // profilers). It is sent with rt_tgsigqueueinfo and a cookie, so that the handler knows its own
 // from a profiler's, which it passes on to the handler the program had. The handler stays
 // installed once set (and is set again if the program replaced it): a thread that had the
-// signal blocked may take it after the scan, and must then find a handler that returns.
+// signal blocked may take it after the scan, and must then find a handler that returns. From
+// then on `sigaction` on that signal reads and sets the program's handler, which the shim's
+// takes the flags and mask of: before, the program saw the shim's handler, and its own lost its
+// flags (SA_RESTART set where it had none: a read that its SIGPROF interrupted restarted rather
+// than fail with EINTR).
 //
 // Every wait has a deadline (issue 8): a thread has 500 ms to answer, the whole stop 2 s, and a
 // parked thread goes back to work after 60 s even if the scan has not let it go. Sleeps are raw
 // system calls, no cancellation points: a scanner cancelled with the world stopped would leave
 // it stopped for good.
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -40,7 +45,9 @@ enum { HL_STOP_CAPACITY = 8192, HL_ANSWER_NS = 500 * 1000 * 1000, HL_BLOCKED_NS 
 static _Atomic uint32_t hl_generation;  // odd while the world is being stopped or is stopped
 static struct hl_thread_state *hl_slots;  // never unmapped: a late handler may still look
 static uint32_t hl_used[HL_STOP_CAPACITY], hl_used_count;  // slots in use, to clear and visit
-static struct sigaction hl_previous;
+static struct sigaction hl_previous;  // the program's handler, once the shim's is installed
+static _Atomic int hl_installed;
+static int (*hl_real_sigaction)(int, const struct sigaction *, struct sigaction *);
 
 int hl_stopworld_signal(void) {
   static int sig;
@@ -80,13 +87,18 @@ static void on_stop(int sig, siginfo_t *info, void *context) {
   struct hl_thread_state *slot =
       ours && (gen & 1) && hl_slots ? slot_of((int32_t)syscall(SYS_gettid), 0) : NULL;
   if (!slot) {  // late, or not sent by the scan: the program's own handler, if it had one
-    if (!ours && (hl_previous.sa_flags & SA_SIGINFO) && hl_previous.sa_sigaction)
-      hl_previous.sa_sigaction(sig, info, context);
-    else if (!ours && hl_previous.sa_handler != SIG_DFL && hl_previous.sa_handler != SIG_IGN)
-      hl_previous.sa_handler(sig);
+    struct sigaction program = hl_previous;
+    if (!ours && (program.sa_flags & SA_RESETHAND)) hl_previous.sa_handler = SIG_DFL;
+    if (!ours && (program.sa_flags & SA_SIGINFO) && program.sa_sigaction)
+      program.sa_sigaction(sig, info, context);
+    else if (!ours && program.sa_handler != SIG_DFL && program.sa_handler != SIG_IGN)
+      program.sa_handler(sig);
     errno = saved;
     return;
   }
+  sigset_t all;  // nothing else runs on a parked thread (the program's mask comes back on return)
+  sigfillset(&all);
+  hl_raw(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
   const ucontext_t *uc = context;
   for (int i = 0; i < NGREG && i < HL_REGS; i++) slot->regs[i] = (uint64_t)uc->uc_mcontext.gregs[i];
   if (uc->uc_mcontext.fpregs)  // pointers copied through SSE registers live there meanwhile
@@ -104,17 +116,48 @@ static void on_stop(int sig, siginfo_t *info, void *context) {
   errno = saved;
 }
 
-void hl_stopworld_install(void) {
-  if (!hl_slots) hl_slots = hl_map(HL_STOP_CAPACITY * sizeof *hl_slots);
+static int has_handler(const struct sigaction *a) {
+  if (a->sa_flags & SA_SIGINFO) return a->sa_sigaction != NULL;
+  return a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN;
+}
+
+// The shim's handler, with the flags and mask of the program's `program` when it has one, so
+// that its signals interrupt, restart and block as they would untraced.
+static void install_over(const struct sigaction *program) {
   struct sigaction action;
-  if (sigaction(hl_stopworld_signal(), NULL, &action) == 0 && (action.sa_flags & SA_SIGINFO) &&
-      action.sa_sigaction == on_stop)
-    return;
   memset(&action, 0, sizeof action);
   action.sa_sigaction = on_stop;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigfillset(&action.sa_mask);  // nothing else runs on a parked thread
-  sigaction(hl_stopworld_signal(), &action, &hl_previous);
+  sigfillset(&action.sa_mask);
+  if (has_handler(program)) {
+    action.sa_flags = SA_SIGINFO | (program->sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER));
+    action.sa_mask = program->sa_mask;
+  }
+  hl_real_sigaction(hl_stopworld_signal(), &action, NULL);
+}
+
+void hl_stopworld_install(void) {
+  if (!hl_slots) hl_slots = hl_map(HL_STOP_CAPACITY * sizeof *hl_slots);
+  if (!hl_real_sigaction) hl_real_sigaction = dlsym(RTLD_NEXT, "sigaction");
+  struct sigaction action;
+  if (!hl_real_sigaction || hl_real_sigaction(hl_stopworld_signal(), NULL, &action) != 0) return;
+  if ((action.sa_flags & SA_SIGINFO) && action.sa_sigaction == on_stop) return;
+  hl_previous = action;  // the program's, set while the shim's was not there
+  install_over(&hl_previous);
+  atomic_store(&hl_installed, 1);
+}
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+  if (!hl_real_sigaction) hl_real_sigaction = dlsym(RTLD_NEXT, "sigaction");
+  if (!atomic_load(&hl_installed) || sig != hl_stopworld_signal())
+    return hl_real_sigaction(sig, act, old);
+  struct sigaction was = hl_previous;
+  if (act) {
+    hl_previous = *act;
+    install_over(act);
+  }
+  if (old) *old = was;
+  return 0;
 }
 
 // Signals the threads not seen before; returns how many were new.

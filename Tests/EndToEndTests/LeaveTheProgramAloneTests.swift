@@ -147,6 +147,26 @@ import Testing
     #expect(stats.category(named: "Malloc 1008 Bytes")?.totalCount == 400_000)
   }
 
+  @Test func aProgramsSigprofHandlerKeepsItsFlagsAfterALeakScanBySignals() throws {
+    // Given a program with a SIGPROF handler without SA_RESTART, whose threads a leak scan stops
+    // with signals, as where ptrace is refused: the shim's handler took the signal's place, and
+    // sigaction showed it, with SA_RESTART, and a read that SIGPROF interrupted restarted
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("sigprofscan", in: dir)
+    let untraced = try Harness.run(program, [])
+    let trace = dir.appendingPathComponent("sigprof.trace").path
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", program],
+      environment: ["HEAPLINE_STOP_SIGNAL": "27"])
+    // Then the program sees its own handler, and its read fails with EINTR, as untraced
+    #expect(untraced.stdout == "handler mine 1 flags 0 usr1 1\nread -1 errno 4\n")
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == untraced.stdout)
+    // And the scan ran, by signals
+    let report = try LeakReport.read(path: trace, scan: nil, symbolizer: nil)
+    #expect(report.scan.trigger == .api)
+  }
+
   @Test func errnoIsTheProgramsAcrossEveryAllocation() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("endings", in: dir)
@@ -265,6 +285,7 @@ import Testing
       "malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "aligned_alloc",
       "posix_memalign", "valloc", "pvalloc", "execl", "execle", "execlp", "execv", "execve",
       "execveat", "execvp", "execvpe", "fexecve", "dlopen", "dlclose", "pipe", "pipe2",
+      "sigaction",
     ]
     #expect(wrapped.isSubset(of: exported))
     #expect(exported.contains("heapline_start"))
