@@ -48,15 +48,15 @@ extension TraceReader {
   }
 
   /// Nanoseconds from the start time to the end of recording: the trailer's end time, or for
-  /// a trace without one, its latest event (each thread's last chunk is decoded to find it).
+  /// a trace without one (a recording killed, or still going), its latest event. Every chunk
+  /// is decoded, in order: a thread's last chunk names the allocation infos its earlier ones
+  /// defined, and decoded alone it read as corrupt.
   public func endTime() throws(TraceError) -> UInt64 {
     if let trailer { return trailer.endTime }
-    var last: [UInt32: ChunkHeader] = [:]
-    for chunk in chunks { last[chunk.threadSerial] = chunk }
     var end: UInt64 = 0
     var metadata = TraceMetadata()
     metadata.keepsLeakBlocks = false
-    for chunk in last.values {
+    for chunk in chunks {
       end = max(end, chunk.baseTime)
       var decoder = try cursor(for: chunk)
       while try decoder.nextEvent(metadata: &metadata) != nil {}
@@ -66,11 +66,16 @@ extension TraceReader {
   }
 
   /// The one-line notices every command that reads the trace prints before its output: a
-  /// trace cut short or without a trailer, events that were not recorded, and a process that
-  /// ended before the shim could finish.
+  /// trace cut short or without a trailer, a recording stopped by a failed write, events that
+  /// were not recorded, and a process that ended before the shim could finish.
   public func notices() throws(TraceError) -> [String] {
     var notices: [String] = []
     if let warning = incompletenessWarning { notices.append(warning) }
+    if trailer?.endReason == .writeFailed {
+      notices.append(
+        "trace '\(path)' is cut short: writing it failed, so what the program did after that is"
+          + " missing")
+    }
     let lost = try lostEvents()
     if lost.total > 0 { notices.append("trace '\(path)': " + lost.sentence) }
     if let ending = trailer?.unfinishedEnding {

@@ -162,6 +162,34 @@ import Testing
     #expect(result.stderr == "heapline: cannot open trace '\(fifo)': not a regular file\n")
   }
 
+  @Test func anInstantInATraceWithoutItsTrailerIsReadNotCalledCorrupt() throws {
+    // Given a real trace of 3,000,000 blocks cut where its main thread's last chunk starts, as
+    // a killed recording leaves it: the thread's last whole chunk names allocation infos that
+    // its earlier chunks defined, and decoded alone to find the trace's end, it read as corrupt
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("blocks", in: dir)
+    let trace = dir.appendingPathComponent("long.trace")
+    let record = try Harness.heapline([
+      "record", "--no-leaks", "-o", trace.path, "--", program, "3000000", "48", "1000000", "0",
+    ])
+    #expect(record.status == 0, "\(record.stderr)")
+    let main = try TraceReader(path: trace.path).chunks.filter { $0.threadSerial == 1 }
+    try #require(main.count >= 3)
+    let cut = dir.appendingPathComponent("cut.trace")
+    try Data(contentsOf: trace).prefix(Int(main[main.count - 1].offset)).write(to: cut)
+    // Then an instant in it, and the page, are read, with the notice that it has no trailer
+    let out = dir.appendingPathComponent("out").path
+    for command in [
+      ["report", cut.path, "--at", "0.001"], ["view", cut.path, "-o", out + ".html"],
+      ["objects", cut.path, "--live-at", "0.001", "-o", out + ".csv"],
+      ["export", cut.path, "--format", "folded", "--at", "0.001", "--no-symbolize"],
+    ] {
+      let result = try Harness.heapline(command)
+      #expect(result.status == 0, "\(command[0]): \(result.stderr)")
+      #expect(result.stderr.hasPrefix("heapline: warning: trace '\(cut.path)' has no trailer"))
+    }
+  }
+
   @Test func anInstantPastTheEndIsAnErrorGivingTheTraceLength() throws {
     let (trace, reader, dir) = try Self.recorded()
     let end = try #require(reader.trailer?.endTime)
@@ -173,7 +201,9 @@ import Testing
         + " \(TimeText.duration(end)) long\n")
     // objects' --live-at, the same instant, is refused the same way, before any output
     let list = dir.appendingPathComponent("past.csv")
-    let objects = try Harness.heapline(["objects", trace.path, "--live-at", "1000", "-o", list.path])
+    let objects = try Harness.heapline([
+      "objects", trace.path, "--live-at", "1000", "-o", list.path,
+    ])
     #expect(objects.status == 2)
     #expect(
       objects.stderr
