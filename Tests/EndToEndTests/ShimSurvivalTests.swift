@@ -53,16 +53,20 @@ import Testing
     let result = try Harness.heapline(
       ["record", "--no-leaks", "-o", trace.path, "--", program], timeout: 120)
     #expect(result.status == 0, "\(result.stderr)")
-    let hits = try #require(Int(result.stdout.split(separator: " ").last?.trimmingCharacters(in: .newlines) ?? ""))
+    let hits = try #require(
+      Int(result.stdout.split(separator: " ").last?.trimmingCharacters(in: .newlines) ?? ""))
     // Each call the handler made is in the trace, or was refused (its thread held its buffer)
     // and counted: none is lost unseen
     let reader = try TraceReader(path: trace.path)
     var stream = reader.events()
-    var marks = 0, reported = 0, released = 0
+    var marks = 0
+    var reported = 0
+    var released = 0
     while let event = try stream.next() {
       switch event {
       case .mark(let mark) where mark.name == "sig": marks += 1
-      case .backingStore(let store): if store.kind == .allocated { reported += 1 } else { released += 1 }
+      case .backingStore(let store):
+        if store.kind == .allocated { reported += 1 } else { released += 1 }
       default: break
       }
     }
@@ -79,12 +83,15 @@ import Testing
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("altstack", in: dir)
     let trace = dir.appendingPathComponent("altstack.trace")
-    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace.path, "--", program, "5"])
+    let result = try Harness.heapline([
+      "record", "--no-leaks", "-o", trace.path, "--", program, "5",
+    ])
     // Then it runs to its end
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stdout == "handled 5\n")
     // And each of the handler's blocks is in the trace, freed
-    var made: [UInt64: Int] = [:], live: Set<AllocID> = []
+    var made: [UInt64: Int] = [:]
+    var live: Set<AllocID> = []
     var events = try TraceReader(path: trace.path).events()
     while let event = try events.next() {
       switch event {
@@ -101,9 +108,13 @@ import Testing
     let report = try Harness.heapline(["report", trace.path, "--top", "50"])
     #expect(report.status == 0)
     let lines = report.stdout.split(separator: "\n")
-    for (frame, line) in [("#0 handler", 16), ("#0 handler", 17), ("#0 handler", 18), ("main", 31)] {
-      #expect(lines.contains { $0.contains("\(frame)  ") && $0.hasSuffix("altstack.c:\(line)  (altstack)") },
-              "no \(frame) at line \(line)")
+    for (frame, line) in [("#0 handler", 16), ("#0 handler", 17), ("#0 handler", 18), ("main", 31)]
+    {
+      #expect(
+        lines.contains {
+          $0.contains("\(frame)  ") && $0.hasSuffix("altstack.c:\(line)  (altstack)")
+        },
+        "no \(frame) at line \(line)")
     }
   }
 
@@ -121,7 +132,8 @@ import Testing
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stdout == "freed 2000\n")
     // And every block is in the trace with its free, and no call was lost
-    var made = 0, live: Set<AllocID> = []
+    var made = 0
+    var live: Set<AllocID> = []
     var events = try TraceReader(path: trace).events()
     while let event = try events.next() {
       switch event {
@@ -160,6 +172,20 @@ import Testing
     #expect(blocks.totalCount == blocks.persistentCount)
     #expect(blocks.totalBytes == 24 * blocks.totalCount)
     #expect(blocks.totalCount < 2_000_000)
+    // And every command that reads it says it is cut short (only report's text did)
+    let notice =
+      "heapline: warning: trace '\(trace.path)' is cut short: writing it failed, so what the"
+      + " program did after that is missing\n"
+    let out = dir.appendingPathComponent("out").path
+    for command in [
+      ["report", trace.path], ["timeline", trace.path, "-o", out + ".csv"],
+      ["objects", trace.path, "-o", out + ".objects.csv"],
+      ["export", trace.path, "--format", "folded", "--no-symbolize", "-o", out + ".folded"],
+      ["leaks", trace.path, "--no-symbolize"], ["view", trace.path, "-o", out + ".html"],
+    ] {
+      let read = try Harness.heapline(command)
+      #expect(read.stderr.hasPrefix(notice), "\(command[0]): \(read.stderr)")
+    }
   }
 
   @Test(arguments: [[], ["--graph"]])
