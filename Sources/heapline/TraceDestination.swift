@@ -53,7 +53,8 @@ struct TraceDestination {
   private static func makeRoom(at path: String, creating: Bool, after size: UInt64) throws {
     let fd =
       creating
-      ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) : open(path, O_WRONLY | O_CLOEXEC)
+      ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+      : open(path, O_WRONLY | O_CLOEXEC)
     guard fd >= 0 else {
       throw RecordError("cannot write trace to '\(path)': \(String(cString: strerror(errno)))")
     }
@@ -87,13 +88,19 @@ struct TraceDestination {
     return nil
   }
 
-  /// Whether the file starts with the trace magic, `HEAPLINE`.
+  /// Whether the file starts with a trace's header: the magic, `HEAPLINE`, and the header's
+  /// checksum. The magic alone let `record` replace any file that happened to start with it.
   static func isTrace(_ path: String) -> Bool {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return false }
     defer { close(fd) }
-    var magic = [UInt8](repeating: 0, count: 8)
-    return read(fd, &magic, 8) == 8 && magic == TraceConstants.fileMagic
+    var header = [UInt8](repeating: 0, count: TraceConstants.fileHeaderSize)
+    guard read(fd, &header, header.count) == header.count,
+      header.prefix(8).elementsEqual(TraceConstants.fileMagic)
+    else { return false }
+    let at = TraceConstants.checksumOffset
+    let stored = header[at..<at + 4].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    return stored == FNV1a.hash(header.prefix(at))
   }
 
   /// Whether the shim opened the file: it never does in a program that did not load the

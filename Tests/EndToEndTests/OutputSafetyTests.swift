@@ -65,6 +65,15 @@ import Testing
     let refused = try Harness.heapline(["record", "-o", notes, "--", program, "1", "8", "0", "0"])
     expectRefusal(refused, status: 125, mentioning: "is not a Heapline trace")
     #expect(try contents(notes) == text)
+    // A file that only starts as a trace does, without a trace header's checksum, is refused
+    // too: the magic alone let record replace it
+    let lookalike = dir.appendingPathComponent("lookalike.trace").path
+    let fake = Data("HEAPLINE garbage that is not a trace\n".utf8)
+    try fake.write(to: URL(fileURLWithPath: lookalike))
+    let refusedToo = try Harness.heapline(
+      ["record", "-o", lookalike, "--", program, "1", "8", "0", "0"])
+    expectRefusal(refusedToo, status: 125, mentioning: "is not a Heapline trace")
+    #expect(try contents(lookalike) == fake)
     // With --force it is replaced by a trace, and the notice says what was replaced
     let forced = try Harness.heapline(
       ["record", "--force", "-o", notes, "--", program, "1", "8", "0", "0"])
@@ -103,10 +112,13 @@ import Testing
     let script = "trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\""
     let result = try Harness.run(
       "/bin/sh",
-      ["-c", script, Harness.heapline, "record", "-o", trace, "--", "/bin/sh", "-c",
-       "touch '\(mark)'"])
+      [
+        "-c", script, Harness.heapline, "record", "-o", trace, "--", "/bin/sh", "-c",
+        "touch '\(mark)'",
+      ])
     // Then record fails in one line, before the program runs, and leaves no empty trace
-    expectRefusal(result, status: 125, mentioning: "cannot write trace to '\(trace)': File too large")
+    expectRefusal(
+      result, status: 125, mentioning: "cannot write trace to '\(trace)': File too large")
     #expect(try names(in: dir).isEmpty)
   }
 
