@@ -19,11 +19,17 @@ public struct FileOutput: TextOutput {
   private var buffer: [UInt8] = []
   private static let capacity = 64 * 1024
 
-  /// Prepares to write `path`; `nil` or `-` writes to standard output. Throws when `path` is
-  /// the same file as one of `inputs` (by device and inode, so hard links count), or a
-  /// directory. Devices and pipes (`/dev/null`) are written in place.
+  /// Prepares to write `path`; `nil` or `-` writes to standard output. Throws when `path`, or
+  /// standard output, is the same file as one of `inputs` (by device and inode, so hard links
+  /// count), or a directory. Devices and pipes (`/dev/null`) are written in place.
   public init(path: String?, inputs: [String] = []) throws(AnalysisError) {
     guard let path, path != "-" else {
+      // `objects app.trace >> app.trace` appended to the trace it read, which no command could
+      // read after
+      if let input = FileIdentity.input(among: inputs, sameAs: "/proc/self/fd/1") {
+        throw AnalysisError.outputFailed(
+          path: "standard output", "it is the input '\(input)'; write the output to another file")
+      }
       self.path = "-"
       descriptor = STDOUT_FILENO
       pending = nil

@@ -1,7 +1,8 @@
+import HeaplineAnalysis
+
 #if canImport(Glibc)
   import Glibc
 #endif
-import HeaplineAnalysis
 
 /// Messages from the CLI itself. They go to stderr so that a recorded program's stdout and a
 /// report's output stay clean.
@@ -12,9 +13,9 @@ enum CLIOutput {
 
   /// Writes a command's whole text result to standard output. A write that fails (a full disk,
   /// a closed pipe) is the command's error, as it is for the outputs that are streamed, never a
-  /// silent success.
-  static func result(_ text: String) throws(AnalysisError) {
-    var output = try FileOutput(path: nil)
+  /// silent success; standard output that is one of the `inputs` is refused.
+  static func result(_ text: String, inputs: [String] = []) throws(AnalysisError) {
+    var output = try FileOutput(path: nil, inputs: inputs)
     try output.write(text)
     try output.close()
   }

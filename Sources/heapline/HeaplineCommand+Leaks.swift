@@ -90,7 +90,7 @@ extension HeaplineCommand {
         }
       let text = renderer.render(report)
       ProgressLine.stop()
-      try CLIOutput.result(text)
+      try CLIOutput.result(text, inputs: [file])
       if report.fails(on: failOn) { throw ExitCode(1) }
     }
   }

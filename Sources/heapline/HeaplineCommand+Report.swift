@@ -109,7 +109,7 @@ extension HeaplineCommand {
           style: frames.style, categoryLimit: categories, order: sort)
         let text = try renderer.render(report)
         ProgressLine.stop()
-        try CLIOutput.result(text)
+        try CLIOutput.result(text, inputs: [file])
       case .json:
         // Streamed: with a large --top, the document would be many times the analysis's size.
         ProgressLine.stop()
@@ -127,7 +127,7 @@ extension HeaplineCommand {
         profile: profile, top: top, categories: categories, at: upTo.map(TraceInput.instant))
       let text = report.render()
       ProgressLine.stop()
-      try CLIOutput.result(text)
+      try CLIOutput.result(text, inputs: files)
     }
   }
 }

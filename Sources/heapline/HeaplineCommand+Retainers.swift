@@ -61,7 +61,7 @@ extension HeaplineCommand {
         throw ExitCode(1)
       }
       ProgressLine.stop()
-      try CLIOutput.result(RetainersRenderer(format: format).render(report))
+      try CLIOutput.result(RetainersRenderer(format: format).render(report), inputs: [file])
     }
   }
 }

@@ -57,6 +57,23 @@ import Testing
     }
   }
 
+  @Test func standardOutputThatIsTheInputTraceIsRefusedAndTheTraceKept() throws {
+    // Given a trace, and a shell that points a command's standard output at it: `objects`
+    // appended a gigabyte of rows to it, and `report` wrote over its header
+    let (_, _, trace) = try recorded()
+    let before = try contents(trace)
+    for command in [
+      "objects '\(trace)' >> '\(trace)'", "report '\(trace)' 1<> '\(trace)'",
+      "report '\(trace)' --format json >> '\(trace)'", "leaks '\(trace)' >> '\(trace)'",
+    ] {
+      let result = try Harness.run("/bin/sh", ["-c", "'\(Harness.heapline)' " + command])
+      // Then each is refused in one line, and the trace is as it was
+      expectRefusal(
+        result, status: 2, mentioning: "cannot write 'standard output': it is the input")
+      #expect(try contents(trace) == before, "\(command)")
+    }
+  }
+
   @Test func recordRefusesAFileThatIsNotATraceUnlessForced() throws {
     let (dir, program, _) = try recorded()
     let notes = dir.appendingPathComponent("notes.txt").path
