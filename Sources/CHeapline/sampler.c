@@ -58,15 +58,12 @@ void hl_sampler_housekeeping(void) {
 extern _Atomic int32_t hl_pressure_tid;  // pressure.c
 static sigset_t hl_program_mask;  // of the thread that started the sampler
 
-// The kernel's count of the process's threads, read at once from its status; 0 when unread.
-// The main thread counts until the process ends: once it has exited, it stays a zombie.
-static int thread_count(void) {
-  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+// The kernel's count of the process's threads, read at once from its main thread's status; 0
+// when unread. The main thread counts until the process ends: once it has exited, it stays a
+// zombie.
+static int thread_count(int32_t pid) {
   char text[4096];
-  ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
-  if (fd >= 0) close(fd);
-  if (n <= 0) return 0;
-  text[n] = 0;
+  if (hl_task_read(pid, pid, "status", text, sizeof text) <= 0) return 0;
   const char *line = strstr(text, "\nThreads:");
   return line ? atoi(line + 10) : 0;
 }
@@ -80,7 +77,7 @@ static int thread_count(void) {
 static int alone(void) {
   int32_t pid = (int32_t)getpid(), self = (int32_t)hl_raw(SYS_gettid, 0, 0, 0, 0);
   if (pid == self || !hl_task_state_dead(hl_task_state(pid, pid))) return 0;
-  int n = thread_count();
+  int n = thread_count(pid);
   return n > 0 && n <= 2 + (atomic_load(&hl_pressure_tid) != 0);
 }
 
