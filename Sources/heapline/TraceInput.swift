@@ -87,6 +87,7 @@ extension TraceInput {
         statistics: statistics, symbolizer: try frames.symbolizer(symbolize, traces: [path]),
         style: frames.style)
     }
+    try checkEachRunOnce(profiles, paths: paths)
     // The files of one rotated recording, in order: each carries over the blocks live when it
     // began, so the recording's live blocks are the last file's alone, not the files' sum.
     if readers.count == paths.count, isOneRotatedRecording(readers), seconds == nil {
@@ -98,6 +99,39 @@ extension TraceInput {
       }
     }
     return HeapProfile(merging: profiles)
+  }
+
+  /// Refuses a run that two inputs hold: the same trace given twice (a shell pattern that
+  /// overlaps a name), a copy of it, or a merged file that holds it already. Its figures would
+  /// be summed twice, and no set of runs has the totals that would print.
+  private static func checkEachRunOnce(_ profiles: [HeapProfile], paths: [String]) throws {
+    var holder: [RunIdentity: String] = [:]
+    for (profile, path) in zip(profiles, paths) {
+      for run in profile.runs {
+        let identity = RunIdentity(run)
+        if let first = holder[identity] {
+          throw ValidationError(
+            first == path
+              ? "'\(path)' is given twice: each run is counted once, so give it once"
+              : "'\(first)' and '\(path)' hold the same run: each run is counted once, so give"
+                + " it once")
+        }
+        holder[identity] = path
+      }
+    }
+  }
+
+  /// What tells one recording's file from another's: when it started, to the nanosecond, and
+  /// what it covers (the files of one rotated recording share their start).
+  private struct RunIdentity: Hashable {
+    var start, duration, peakLiveBytes: UInt64
+    var peakTime: UInt64?
+    init(_ run: HeapProfile.Run) {
+      start = run.startNanoseconds
+      duration = run.durationNanoseconds
+      peakLiveBytes = run.peakLiveBytes
+      peakTime = run.peakTime
+    }
   }
 
   /// Whether `readers` are consecutive files of one `record --rotate` recording: one process

@@ -93,6 +93,35 @@ import Testing
         + " ends\n")
   }
 
+  @Test func aRunGivenTwiceIsRefusedInOneLineRatherThanCountedTwice() throws {
+    let directory = try Harness.temporaryDirectory()
+    let runs = try Self.threeRuns(in: directory)
+    let merged = directory.appendingPathComponent("ab.merged").path
+    try Self.merge([runs[0], runs[1]], runs: 2, into: merged)
+    let copy = directory.appendingPathComponent("copy.trace").path
+    try FileManager.default.copyItem(atPath: runs[2], toPath: copy)
+    let cases: [([String], String)] = [
+      (["report", runs[0], runs[0]], "'\(runs[0])' is given twice"),
+      (["merge", runs[2], copy, "-o", "\(directory.path)/x.merged"], "'\(runs[2])' and '\(copy)'"),
+      (
+        ["export", "--format", "pprof", "-o", "\(directory.path)/x.pb.gz", merged, runs[1]],
+        "'\(merged)' and '\(runs[1])'"
+      ),
+    ]
+    for (arguments, names) in cases {
+      let result = try Harness.heapline(arguments)
+      #expect(result.status != 0, "\(arguments)")
+      let ending = names.hasSuffix("twice") ? "" : " hold the same run"
+      #expect(
+        result.stderr
+          == "heapline: \(names)\(ending): each run is counted once, so give it once\n",
+        "\(arguments)")
+    }
+    // Runs that differ, each once, still merge
+    let all = try Harness.heapline(["report", merged, runs[2]])
+    #expect(all.status == 0, "\(all.stderr)")
+  }
+
   @Test func aDamagedMergedFileIsOneLineAndANonZeroExit() throws {
     let directory = try Harness.temporaryDirectory()
     let runs = try Self.threeRuns(in: directory)
