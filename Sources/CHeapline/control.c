@@ -60,7 +60,7 @@ static int hl_begin(const char *path, unsigned depth, int in_process) {
   hl_swift_begin();
   hl_categories_emit_all(hl_sampler_buffer);
   hl_modules_emit_if_changed(hl_sampler_buffer, 1);
-  hl_emit_rss(hl_sampler_buffer, 0, hl_read_rss());
+  hl_rss_begin(hl_sampler_buffer);
   if (hl_sample_bytes) hl_emit_sampling(hl_sampler_buffer, hl_sample_bytes);
   hl_buffer_flush(hl_sampler_buffer);
   atomic_store(&hl_state, HL_ON);
@@ -76,7 +76,7 @@ static void hl_end(int reason) {
   atomic_store(&hl_state, HL_STOPPING);
   hl_sampler_stop();
   hl_marks_poll(hl_sampler_buffer, hl_now());
-  hl_emit_rss(hl_sampler_buffer, hl_now(), hl_read_rss());
+  hl_rss_sample(hl_sampler_buffer, hl_now(), hl_read_rss());
   hl_lost_poll(hl_sampler_buffer, hl_now());
   // Sampled, the live table holds the sampled blocks alone: no breakdown of RSS can be true.
   if (!hl_sample_bytes) hl_footprint_write(hl_sampler_buffer, HL_FOOTPRINT_END, &footprint);

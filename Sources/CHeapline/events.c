@@ -228,13 +228,16 @@ HL_HOOK void hl_on_realloc(const struct hl_block *old, int had_old, void *ptr, s
   });
 }
 
-// Sampling mode (sampling.c): a sampled allocation, after the counts that include it.
+// Sampling mode (sampling.c): a sampled allocation, and the counts that include it, as they
+// stand now, written just after its ALLOC (hl_emit_alloc_pending). Written before it, they made
+// the peak that a reader takes from them come before the block: a block of 5 MB that made the
+// peak was missing from its stack's bytes at the peak.
 HL_HOOK void hl_sample_record_alloc(void *ptr, size_t size) {
   HL_EVENT({
     hl_live_prefetch((uint64_t)(uintptr_t)ptr);
     hl_finish_pending(b);
     uint64_t now = hl_now();
-    hl_counts_emit(b, &hl_tls.counts, now);
+    hl_counts_hold(b, &hl_tls.counts);
     uint32_t stack = hl_capture_stack(b, NULL);
     hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, now, stack, hl_tls.scope);
   });

@@ -63,7 +63,7 @@ enum { HL_CHUNK_NO_STACKS = 1, HL_CHUNK_SIDE = 2 };  // chunk header flags
 enum { HL_TAG_BACKING_ALLOC = 0x20, HL_TAG_BACKING_FREE = 0x21, HL_TAG_WARNING = 0x22,
        HL_TAG_WARNING_RESPONSE = 0x23, HL_TAG_FOOTPRINT = 0x24, HL_TAG_MEMORY_LIMIT = 0x25,
        HL_TAG_SAMPLING = 0x26, HL_TAG_COUNTS = 0x27, HL_TAG_CARRIED = 0x28,
-       HL_TAG_CARRIED_COUNTS = 0x29 };
+       HL_TAG_CARRIED_COUNTS = 0x29, HL_TAG_RSS_PEAK = 0x2A };
 enum { HL_MARK_GENERATION = 1, HL_MARK_WARNING = 2 };
 enum { HL_CHUNK_EVENTS = 1, HL_CHUNK_TRAILER = 2 };
 enum { HL_END_EXIT = 0, HL_END_API = 1, HL_END_WRITE_FAILED = 2, HL_END_MEMORY_LIMIT = 3,
@@ -83,6 +83,10 @@ struct hl_pending {  // the last allocation, written once its Swift header can b
   uint32_t stack, category;
   uint32_t valid, info;  // info: its allocation info, 0 when there was no room for one
 };
+
+// Sampling mode's count fields (struct hl_counts, below).
+enum { HL_COUNT_ALLOCS, HL_COUNT_FREES, HL_COUNT_BYTES, HL_COUNT_USABLE_IN, HL_COUNT_USABLE_OUT,
+       HL_COUNT_FIELDS };
 
 // A thread's buffer. Its first 128 bytes, `data` and `side` have a fixed layout: `heapline
 // record` reads them from shared memory after the process has died, to write what the shim could
@@ -107,6 +111,9 @@ struct hl_buffer {
   uint8_t side[HL_SIDE_BYTES];
   // Private to the process from here on.
   uint32_t pos, side_pos;
+  uint32_t reach;  // data bytes that chunks have filled since the pages past the limit went back
+  struct hl_counts *held_from;  // sampling: whose counts follow the held-back ALLOC, or NULL
+  uint64_t held[HL_COUNT_FIELDS];  // and those counts' totals when it was made
   uint32_t records, allocs, frees;  // in the chunk: all records, ALLOCs, FREEs
   uint32_t events, tick_at;  // event-section records in the chunk; how many at the last TICK
   uint32_t stack_records;    // STACK, PC and MODULE records: a chunk without them is flagged
@@ -162,8 +169,7 @@ struct hl_freed {
 
 // Sampling mode's exact per-thread counts (sampling.c). Only the thread adds to `total`; whoever
 // holds the thread's buffer writes what it added since `sent` as a COUNTS record.
-enum { HL_COUNT_ALLOCS, HL_COUNT_FREES, HL_COUNT_BYTES, HL_COUNT_USABLE_IN, HL_COUNT_USABLE_OUT,
-       HL_COUNT_FIELDS };
+// (The fields' names are above struct hl_buffer, which holds counts back: HL_COUNT_FIELDS.)
 struct hl_counts {
   uint64_t total[HL_COUNT_FIELDS];
   uint64_t sent[HL_COUNT_FIELDS];
@@ -245,10 +251,11 @@ void hl_side_varint(struct hl_buffer *b, uint64_t v);
 void hl_side_bytes(struct hl_buffer *b, const void *p, uint32_t n);
 void hl_side_commit(struct hl_buffer *b);
 void hl_emit_category(struct hl_buffer *b, uint32_t id, int kind, const char *name, size_t len);
-void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes);
+void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes, uint64_t peak);
 void hl_emit_mark(struct hl_buffer *b, uint64_t time, int kind, const char *name, size_t len);
 void hl_buffer_flush(struct hl_buffer *b);  // writes the buffer as one chunk and empties it
 void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid, uint32_t recording);
+void hl_buffers_now(uint32_t made);  // threads' own buffers made so far: sets their chunks' limit
 void hl_buffer_forget_infos(struct hl_buffer *b);  // a new file defines every info again
 void hl_emit_lost(struct hl_buffer *b, uint64_t time, int reason, uint64_t count);
 void hl_emit_sampling(struct hl_buffer *b, uint64_t bytes);
@@ -327,6 +334,9 @@ HL_HIDDEN void hl_sample_alloc(void *p, size_t size);
 HL_HIDDEN void hl_sample_free(void *p);
 HL_HIDDEN void *hl_sample_realloc(void *old, size_t size);
 void hl_counts_emit(struct hl_buffer *b, struct hl_counts *c, uint64_t now);
+// The counts as they stand, to be written just after the ALLOC that `b` holds back (then NULL).
+void hl_counts_hold(struct hl_buffer *b, struct hl_counts *c);
+void hl_counts_emit_held(struct hl_buffer *b, uint64_t now);
 void hl_counts_attach(struct hl_buffer *b);
 void hl_counts_emit_carried(struct hl_buffer *b, uint64_t now);  // rotate.c, every buffer held
 
@@ -412,6 +422,8 @@ void hl_sampler_start(void);
 void hl_sampler_stop(void);
 void hl_sampler_wake(void);  // async-signal-safe: the shim's thread runs its polls now
 uint64_t hl_read_rss(void);
+void hl_rss_begin(struct hl_buffer *b);  // the recording's first sample, at time 0
+void hl_rss_sample(struct hl_buffer *b, uint64_t time, uint64_t rss);  // with VmHWM if it rose
 void hl_marks_install(void);  // the mark signal and timer, from the environment
 void hl_marks_poll(struct hl_buffer *b, uint64_t now);  // on the sampler's thread
 // leakctl.c: leak scans at exit, on a signal, on a timer (HEAPLINE_LEAKS_*) and from the API.

@@ -249,7 +249,7 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
       // An allocation still waiting for its class name goes first: it is older, and a
       // thread's records never go back in time.
       hl_finish_pending_for_flush(b);
-      hl_emit_rss(b, r.rss_time, r.rss);
+      hl_emit_rss(b, r.rss_time, r.rss, 0);
     }
   }
   if (b && !mine) hl_release(b);

@@ -2,8 +2,51 @@
 // chunk. The caller owns the buffer (BUSY or FLUSHING). Each emit encodes at `pos` and commits
 // the record at its end (hl_commit_record), so `len` only ever covers whole records.
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
+
+// How much of its data a buffer fills before it is written out. Each thread has a buffer of its
+// own, and a busy thread's fills and stays in memory: with a thousand such threads, 2 GiB. So the
+// buffers share HL_DATA_BUDGET once there are more than 16, and a chunk of a thread among many
+// is smaller (its records compress a little less well); at least HL_DATA_FLOOR, which holds the
+// largest record many times over. The limit is one for all, so that a thread that started
+// among few sees it fall as others start, and writes out at its next record.
+enum { HL_DATA_BUDGET = 32 << 20, HL_DATA_FLOOR = 32 << 10 };
+static _Atomic uint32_t hl_data_limit = HL_BUFFER_BYTES;
+
+// Two threads that make buffers at once may come here out of order: a count of 0 (a forked
+// child's, which starts anew) sets the limit, any other only lowers it.
+void hl_buffers_now(uint32_t made) {
+  uint64_t share = HL_DATA_BUDGET / (made ? made : 1);
+  uint32_t limit = share >= HL_BUFFER_BYTES ? HL_BUFFER_BYTES
+                   : share < HL_DATA_FLOOR  ? HL_DATA_FLOOR
+                                            : (uint32_t)share & ~4095u;
+  uint32_t now = atomic_load_explicit(&hl_data_limit, memory_order_relaxed);
+  if (!made) atomic_store_explicit(&hl_data_limit, limit, memory_order_relaxed);
+  else
+    while (limit < now && !atomic_compare_exchange_weak_explicit(
+                              &hl_data_limit, &now, limit, memory_order_relaxed,
+                              memory_order_relaxed)) {
+    }
+}
+
+static inline uint32_t data_limit(void) {
+  return atomic_load_explicit(&hl_data_limit, memory_order_relaxed);
+}
+
+// Gives back the pages of data past the limit that earlier chunks filled, when threads were
+// fewer. A buffer in the recorder's memory file is a shared mapping, whose pages only
+// MADV_REMOVE frees; a private one takes MADV_DONTNEED.
+static void fit_to_limit(struct hl_buffer *b) {
+  uint32_t limit = data_limit();
+  if (b->reach <= limit) return;
+  uintptr_t from = ((uintptr_t)b->data + limit + 4095) & ~(uintptr_t)4095;
+  uintptr_t to = ((uintptr_t)b->data + b->reach + 4095) & ~(uintptr_t)4095;
+  if (to > from && madvise((void *)from, to - from, MADV_REMOVE) != 0)
+    madvise((void *)from, to - from, MADV_DONTNEED);
+  b->reach = limit;
+}
 
 // The state a chunk's records are decoded with starts anew with every chunk.
 static void start_chunk(struct hl_buffer *b) {
@@ -34,15 +77,19 @@ void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid, uint32_
   b->last_time = 0;
   b->checked_at = 0;
   start_chunk(b);
+  fit_to_limit(b);
   atomic_store(&b->inflight, 0);
   b->pending.valid = 0;
+  b->held_from = NULL;
   b->cache_depth = b->cache_unwound = 0;
   b->counts = NULL;
   // Stack ids hold for the whole recording they were made in: a thread that takes over an exited
   // thread's buffer keeps its caches of them (clearing their 120 KiB for each new thread was
   // most of what the shim took from a program that starts threads by the thousand).
+  // A new buffer's (recording 0) are zero already: writing them would fault in its 64 KiB, most
+  // of what a thread that allocates now and then cost (a program of 1,000 threads, 84 MiB).
   if (b->recording != recording) {
-    memset(b->nodes, 0, sizeof b->nodes);
+    if (b->recording) memset(b->nodes, 0, sizeof b->nodes);
     hl_unwind_forget_stacks(b);
     b->recording = recording;
   }
@@ -55,17 +102,19 @@ void hl_buffer_flush(struct hl_buffer *b) {
   if (b->len == 0 && b->side_len == 0) return;
   hl_writer_chunk(b, b->has_time ? b->base_time : b->last_time);
   // The chunk is in the file (or the recording has failed): start the next one.
+  if (b->pos > b->reach) b->reach = b->pos;
   start_chunk(b);
+  fit_to_limit(b);
   atomic_store(&b->inflight, 0);
 }
 
 HL_HOOK void hl_ensure(struct hl_buffer *b, uint32_t bytes) {
-  if (HL_UNLIKELY(b->pos + bytes > HL_BUFFER_BYTES)) hl_buffer_flush(b);
+  if (HL_UNLIKELY(b->pos + bytes > data_limit())) hl_buffer_flush(b);
 }
 
 // Room for `bytes` of event records and `side` of side records, in one chunk.
 HL_HOOK static void ensure_both(struct hl_buffer *b, uint32_t bytes, uint32_t side) {
-  if (HL_UNLIKELY(b->pos + bytes > HL_BUFFER_BYTES || b->side_pos + side > HL_SIDE_BYTES))
+  if (HL_UNLIKELY(b->pos + bytes > data_limit() || b->side_pos + side > HL_SIDE_BYTES))
     hl_buffer_flush(b);
 }
 
@@ -214,6 +263,7 @@ HL_HOOK void hl_emit_alloc_pending(struct hl_buffer *b) {
   b->allocs++;
   b->emit_next = p->counter + 1;  // ALLOCs leave a buffer in counter order, without gaps
   hl_commit_record(b);
+  if (HL_UNLIKELY(b->held_from)) hl_counts_emit_held(b, p->time);
 }
 
 // A free names its block's alloc counter: as the delta from the chunk's previous free of the
@@ -282,11 +332,13 @@ void hl_emit_category(struct hl_buffer *b, uint32_t id, int kind, const char *na
   put_kind_and_name(b, kind, name, len);
 }
 
-void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes) {
-  hl_ensure(b, 1 + 2 * 10);
-  hl_put_u8(b, HL_TAG_RSS);
+// RSS, or RSS_PEAK when `peak`: the high-water mark that the RSS reached since the last sample.
+void hl_emit_rss(struct hl_buffer *b, uint64_t time, uint64_t bytes, uint64_t peak) {
+  hl_ensure(b, 1 + 3 * 10);
+  hl_put_u8(b, peak ? HL_TAG_RSS_PEAK : HL_TAG_RSS);
   hl_put_time(b, time);
   hl_put_varint(b, bytes);
+  if (peak) hl_put_varint(b, peak);
   hl_commit_record(b);
 }
 

@@ -142,7 +142,7 @@ static void emit_carried(const struct hl_block *blk, uint32_t ref, void *context
 // What a new file starts with, into the shim's buffer; every program thread's buffer is held.
 static void start_file(struct hl_buffer *b, uint64_t now) {
   if (hl_sample_bytes) hl_emit_sampling(b, hl_sample_bytes);  // at time 0, as in every trace
-  hl_emit_rss(b, now, hl_read_rss());
+  hl_emit_rss(b, now, hl_read_rss(), 0);
   if (hl_sample_bytes) hl_counts_emit_carried(b, now);
   hl_categories_emit_all(b);
   hl_swift_begin();  // every Swift type name again

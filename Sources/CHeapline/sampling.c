@@ -115,14 +115,11 @@ static int64_t draw_gap(struct hl_counts *c) {
   return gap >= 9.0e18 ? INT64_MAX : (int64_t)gap + 1;
 }
 
-// Writes what this thread counted since its last COUNTS record; the caller holds `b`.
-void hl_counts_emit(struct hl_buffer *b, struct hl_counts *c, uint64_t now) {
-  uint64_t v[HL_COUNT_FIELDS];
+// Writes what this thread counted since its last COUNTS record, up to the totals `v`; the caller
+// holds `b`.
+static void emit_upto(struct hl_buffer *b, struct hl_counts *c, const uint64_t *v, uint64_t now) {
   int any = 0;
-  for (int i = 0; i < HL_COUNT_FIELDS; i++) {
-    v[i] = __atomic_load_n(&c->total[i], __ATOMIC_RELAXED);
-    any |= v[i] != c->sent[i];
-  }
+  for (int i = 0; i < HL_COUNT_FIELDS; i++) any |= v[i] != c->sent[i];
   if (!any) return;
   hl_ensure(b, 1 + (1 + HL_COUNT_FIELDS) * 10);
   hl_put_u8(b, HL_TAG_COUNTS);
@@ -141,6 +138,26 @@ void hl_counts_emit(struct hl_buffer *b, struct hl_counts *c, uint64_t now) {
   for (int i = 0; i < HL_COUNT_FIELDS; i++) c->sent[i] = v[i];
   hl_commit_record(b);
   c->sent_time = now;
+}
+
+void hl_counts_emit(struct hl_buffer *b, struct hl_counts *c, uint64_t now) {
+  uint64_t v[HL_COUNT_FIELDS];
+  for (int i = 0; i < HL_COUNT_FIELDS; i++) v[i] = __atomic_load_n(&c->total[i], __ATOMIC_RELAXED);
+  emit_upto(b, c, v, now);
+}
+
+// What is held and never written (a recording that stops first) is lost to no one: `sent` moves
+// only when a record is written, so the next COUNTS carries it.
+void hl_counts_hold(struct hl_buffer *b, struct hl_counts *c) {
+  for (int i = 0; i < HL_COUNT_FIELDS; i++)
+    b->held[i] = __atomic_load_n(&c->total[i], __ATOMIC_RELAXED);
+  b->held_from = c;
+}
+
+void hl_counts_emit_held(struct hl_buffer *b, uint64_t now) {
+  struct hl_counts *c = b->held_from;
+  b->held_from = NULL;
+  if (c) emit_upto(b, c, b->held, now);
 }
 
 // CARRIED_COUNTS: the live figures of every COUNTS record so far, signed (zigzag), at `now`.

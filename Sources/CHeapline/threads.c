@@ -173,6 +173,7 @@ static struct hl_buffer *attach(uint32_t tid) {
     }
     atomic_store(&b->state, HL_BUF_BUSY);
     atomic_store(&hl_buffers[slot], b);
+    hl_buffers_now(slot + 1);
   }
   hl_tls.epoch = atomic_load(&hl_epoch);
   if (!b) {  // more threads than buffers: take turns in a shared one
@@ -331,6 +332,7 @@ void hl_threads_after_fork_child(void) {
   for (uint32_t i = 0; i < HL_OWN_BUFFERS + HL_SHARED_BUFFERS; i++)
     hl_shared_drop_buffer(atomic_exchange(&hl_buffers[i], NULL));
   atomic_store(&hl_buffer_count, 0);
+  hl_buffers_now(0);
   atomic_store(&hl_holding_all, 0);
   atomic_store(&hl_attaching, 0);
   hl_tls.buf = NULL;

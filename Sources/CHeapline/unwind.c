@@ -12,14 +12,21 @@
 #include "leakscan.h"
 #include "unwind.h"
 
-// Rules cached per buffer, so only the thread that holds the buffer touches them. A buffer is
-// handed to the next thread when its owner exits: the rules stay true, and the previous stack is
-// checked word by word before any of it is used.
-enum { HL_RULES = 4096 };
+// Rules cached per pc for every thread: a program's threads run the same code, and a table of
+// each thread's own (4,096 entries scattered over 96 KiB) cost a program of a thousand threads
+// tens of megabytes, each thread deriving the rules the others had. An entry is written by the
+// first thread that needs its pc, under the entry's sequence number; a reader that meets a
+// writer at work derives the rule for itself. A rule is true of its pc until the module is
+// unloaded, which moves hl_rules_generation on.
+enum { HL_RULES = 1 << 14 };
 struct hl_rule_entry {
-  uintptr_t pc;
-  struct hl_unwind_rule rule;
+  _Atomic uint32_t seq;  // odd while it is written
+  _Atomic uint32_t generation;
+  _Atomic uintptr_t pc;
+  _Atomic uint64_t offsets;  // the rule's cfa_offset, rbp_offset and rbx_offset
+  _Atomic uint32_t flags;
 };
+static struct hl_rule_entry *_Atomic hl_rules;  // mapped by the first walk
 // libunwind's stack (stacks.c): it takes about 4.5 KiB of stack to walk through a signal frame,
 // which a handler on a SIGSTKSZ alternate stack does not have. The first page is a guard.
 enum { HL_LIBUNWIND_STACK = 32 * 1024 };
@@ -39,7 +46,7 @@ struct hl_memo {
 
 struct hl_unwind_state {
   _Alignas(4096) char libunwind_stack[HL_LIBUNWIND_STACK];
-  uint32_t generation;  // of hl_rules_generation when the rules were made
+  uint32_t generation;  // of hl_rules_generation when the memos were made
   uint32_t prev_depth;  // 0: no previous stack to reuse
   uint32_t prev_complete;  // it ended at the outermost frame, not at the depth limit
   uint32_t reused;  // frames at the end of the last walk that are the previous stack's last
@@ -49,7 +56,6 @@ struct hl_unwind_state {
   uintptr_t prev_slots[HL_WALK_MAX];  // where each return address was read
   struct hl_frame_regs prev_regs[HL_WALK_MAX];
   struct hl_unwind_scratch scratch;
-  struct hl_rule_entry rules[HL_RULES];
 };
 
 static _Atomic uint32_t hl_rules_generation;
@@ -110,7 +116,6 @@ static struct hl_unwind_state *state_of(struct hl_buffer *b) {
   }
   uint32_t generation = atomic_load_explicit(&hl_rules_generation, memory_order_acquire);
   if (HL_UNLIKELY(s->generation != generation)) {
-    memset(s->rules, 0, sizeof s->rules);
     s->prev_depth = 0;
     memset(s->memo, 0, sizeof s->memo);
     s->generation = generation;
@@ -128,14 +133,50 @@ struct hl_unwind_scratch *hl_unwind_scratch_made(struct hl_buffer *b) {
   return s ? &s->scratch : NULL;
 }
 
+static struct hl_rule_entry *rules_table(void) {
+  struct hl_rule_entry *t = atomic_load_explicit(&hl_rules, memory_order_acquire), *none = NULL;
+  if (HL_LIKELY(t)) return t;
+  if (!(t = hl_map(HL_RULES * sizeof *t))) return NULL;
+  if (atomic_compare_exchange_strong(&hl_rules, &none, t)) return t;
+  hl_unmap(t, HL_RULES * sizeof *t);
+  return none;
+}
+
 // The rule for the frame that returns to `pc`: the call is the instruction before it.
-static inline const struct hl_unwind_rule *rule_for(struct hl_unwind_state *s, uintptr_t pc) {
-  struct hl_rule_entry *e = &s->rules[((pc * 0x9E3779B97F4A7C15ull) >> 40) & (HL_RULES - 1)];
-  if (HL_UNLIKELY(e->pc != pc || !(e->rule.flags & HL_RULE_KNOWN))) {
-    hl_ehframe_rule(pc - 1, &e->rule);
-    e->pc = pc;
+static inline void rule_for(uint32_t generation, uintptr_t pc, struct hl_unwind_rule *rule) {
+  struct hl_rule_entry *t = rules_table();
+  struct hl_rule_entry *e = t ? &t[((pc * 0x9E3779B97F4A7C15ull) >> 40) & (HL_RULES - 1)] : NULL;
+  uint32_t seq = 1;
+  if (HL_LIKELY(e)) {
+    seq = atomic_load_explicit(&e->seq, memory_order_acquire);
+    uintptr_t at = atomic_load_explicit(&e->pc, memory_order_relaxed);
+    uint32_t made = atomic_load_explicit(&e->generation, memory_order_relaxed);
+    uint64_t offsets = atomic_load_explicit(&e->offsets, memory_order_relaxed);
+    uint32_t flags = atomic_load_explicit(&e->flags, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (HL_LIKELY(!(seq & 1) && at == pc && made == generation && (flags & HL_RULE_KNOWN) &&
+                  atomic_load_explicit(&e->seq, memory_order_relaxed) == seq)) {
+      *rule = (struct hl_unwind_rule){.cfa_offset = (int32_t)(uint32_t)offsets,
+                                      .rbp_offset = (int16_t)(uint16_t)(offsets >> 32),
+                                      .rbx_offset = (int16_t)(uint16_t)(offsets >> 48),
+                                      .flags = (uint16_t)flags};
+      return;
+    }
   }
-  return &e->rule;
+  hl_ehframe_rule(pc - 1, rule);
+  if (!e || (seq & 1) ||
+      !atomic_compare_exchange_strong_explicit(&e->seq, &seq, seq + 1, memory_order_acq_rel,
+                                               memory_order_relaxed))
+    return;
+  atomic_store_explicit(&e->pc, pc, memory_order_relaxed);
+  atomic_store_explicit(&e->generation, generation, memory_order_relaxed);
+  atomic_store_explicit(&e->offsets,
+                        (uint64_t)(uint32_t)rule->cfa_offset |
+                            (uint64_t)(uint16_t)rule->rbp_offset << 32 |
+                            (uint64_t)(uint16_t)rule->rbx_offset << 48,
+                        memory_order_relaxed);
+  atomic_store_explicit(&e->flags, rule->flags, memory_order_relaxed);
+  atomic_store_explicit(&e->seq, seq + 2, memory_order_release);
 }
 
 static inline int readable(uintptr_t at, uintptr_t lo, uintptr_t hi) {
@@ -258,7 +299,9 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
         goto done;
       }
     }
-    const struct hl_unwind_rule *r = rule_for(s, pc);
+    struct hl_unwind_rule rule;
+    rule_for(s->generation, pc, &rule);
+    const struct hl_unwind_rule *r = &rule;
     if (!(r->flags & HL_RULE_OK)) return -1;
     if (r->flags & HL_RULE_LAST) goto done;
     struct hl_frame_regs *used = &regs[n - 1];

@@ -32,7 +32,8 @@ public struct AllocationTotals: Hashable, Sendable {
   public var markCount: UInt64 = 0
   /// RSS samples read.
   public var rssSampleCount: UInt64 = 0
-  /// The largest RSS sample, in bytes.
+  /// The largest RSS the process had, in bytes: the largest sample, or the kernel's high-water
+  /// mark when it rose between two samples.
   public var peakRSSBytes: UInt64?
   /// The last RSS sample, in bytes.
   public var lastRSSBytes: UInt64?

@@ -172,7 +172,8 @@ struct StatisticsAccumulator {
 
   private mutating func sampleRSS(_ sample: RSSSample) {
     totals.rssSampleCount &+= 1
-    totals.peakRSSBytes = max(totals.peakRSSBytes ?? 0, sample.residentBytes)
+    totals.peakRSSBytes = max(
+      totals.peakRSSBytes ?? 0, sample.residentBytes, sample.peakBytes ?? 0)
     totals.lastRSSBytes = sample.residentBytes
   }
 

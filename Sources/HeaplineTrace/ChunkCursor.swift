@@ -369,6 +369,11 @@ extension ChunkCursor {
     case .rss:
       time &+= try cursor.readVarint()
       return .rss(RSSSample(time: time, residentBytes: try cursor.readVarint()))
+    case .rssPeak:
+      time &+= try cursor.readVarint()
+      let resident = try cursor.readVarint()
+      return .rss(
+        RSSSample(time: time, residentBytes: resident, peakBytes: try cursor.readVarint()))
     case .mark:
       time &+= try cursor.readVarint()
       let kind = MarkEvent.Kind(rawValue: try cursor.readUInt8())

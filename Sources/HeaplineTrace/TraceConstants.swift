@@ -105,6 +105,7 @@ enum RecordTag: UInt8 {
   case counts = 0x27
   case carried = 0x28
   case carriedCounts = 0x29
+  case rssPeak = 0x2A
   case allocCoded = 0x40
   case tick = 0x50
   case info = 0x51

@@ -93,11 +93,16 @@ public struct RSSSample: Hashable, Sendable {
   public var time: UInt64
   /// Resident bytes.
   public var residentBytes: UInt64
+  /// The kernel's high-water mark of resident bytes (VmHWM), when it rose above
+  /// `residentBytes` since the previous sample: the process was that large at some instant
+  /// after it, which the samples missed.
+  public var peakBytes: UInt64?
 
   /// Creates a sample.
-  public init(time: UInt64, residentBytes: UInt64) {
+  public init(time: UInt64, residentBytes: UInt64, peakBytes: UInt64? = nil) {
     self.time = time
     self.residentBytes = residentBytes
+    self.peakBytes = peakBytes
   }
 }
 
