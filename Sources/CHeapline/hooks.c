@@ -69,36 +69,39 @@ HL_HOOK static inline void *hl_allocated(void *p, size_t size, const struct hl_e
   return p;
 }
 
-// The bytes past what was asked for, up to the chunk's usable end, still hold what the memory
-// held before. The leak scan reads a block to its usable end (Swift's arrays keep elements
-// there), and reads whole a chunk it did not see allocated (one from before an in-process
-// recording): a stale word there would read as a pointer, keep a leaked block reachable or make
-// it look possibly lost. So they are zeroed before the program has the block. A new chunk that
-// is a mapping of its own comes zeroed from the kernel; a resized one may not. A new block's
-// bytes are all unwritten, so its last three words are zeroed whole, which covers the tail of
-// any malloc (at most 24 bytes) with three stores instead of a call.
+// A block's bytes that the program has not written yet still hold what its chunk held before:
+// the previous block's words, pointers among them. The leak scan reads every live block whole, to
+// its usable end (Swift's arrays keep elements past what was asked for), and would follow them: a
+// struct freed without its member, whose chunk the next malloc of its size got back, kept the
+// member reachable through a word the new block never wrote (a leak nobody saw, as memcheck,
+// which follows only written bytes, did), and stale words made chains and cycles of blocks that
+// never pointed to each other. So every byte the program has not written is zeroed before it has
+// the block, from `from` on: all of a new block, and what a resized one did not keep. A chunk
+// that is a mapping of its own comes zeroed from the kernel.
 // Before glibc 2.34, MALLOC_CHECK_ made __libc_malloc keep a check byte past the requested
-// bytes, which free verifies: there the tail is left alone.
-HL_HOOK static inline void *hl_cleared_tail(void *p, size_t size, int resized) {
+// bytes, which free verifies: there only the requested bytes are zeroed.
+HL_HOOK static inline void *hl_cleared(void *p, uint64_t from, size_t size) {
+  if (HL_LIKELY(p != NULL) && !hl_chunk_is_mapped(hl_chunk_header(p))) {
 #if __GLIBC__ == 2 && __GLIBC_MINOR__ < 34
-  (void)size, (void)resized;
+    uint64_t end = size;
 #else
-  if (HL_LIKELY(p != NULL) && (resized || !hl_chunk_is_mapped(hl_chunk_header(p)))) {
-    uint64_t usable = hl_usable_size(p);  // a multiple of 8, and at least 24
-    if (HL_LIKELY(!resized && usable - size <= 24)) {
-      uint64_t *end = (uint64_t *)((char *)p + usable);
-      end[-1] = end[-2] = end[-3] = 0;
-    } else if (usable > size) {
-      memset((char *)p + size, 0, usable - size);
-    }
-  }
+    uint64_t end = hl_usable_size(p);
+    (void)size;
 #endif
+    if (end > from) memset((char *)p + from, 0, end - from);
+  }
   return p;
+}
+
+// What a realloc of `old` keeps: the old block's usable bytes, or all of `size` when fewer.
+HL_HOOK static inline uint64_t hl_kept(void *old, size_t size) {
+  uint64_t usable = old ? hl_usable_size(old) : 0;
+  return usable < size ? usable : size;
 }
 
 HL_ENTRY_STUB(malloc, rsi, rdx, rcx);
 HL_ENTRY_IMPL void *hl_malloc_at(size_t size, HL_AT) {
-  return hl_allocated(hl_cleared_tail(__libc_malloc(size), size, 0), size, HL_ENTRY_OF);
+  return hl_allocated(hl_cleared(__libc_malloc(size), 0, size), size, HL_ENTRY_OF);
 }
 
 HL_HOOK void free(void *p) {
@@ -143,10 +146,16 @@ HL_HOOK static void *hl_realloc_deferred(void *old, size_t size) {
 HL_ENTRY_STUB(realloc, rdx, rcx, r8);
 HL_ENTRY_IMPL void *hl_realloc_at(void *old, size_t size, HL_AT) {
   if (HL_UNLIKELY(hl_tls.in_event) && !hl_tls.own && !hl_tls.internal && old) return hl_realloc_deferred(old, size);
-  if (!hl_should_record()) return hl_cleared_tail(__libc_realloc(old, size), size, old != NULL);
+  if (!hl_should_record()) {
+    uint64_t kept = hl_kept(old, size);
+    return hl_cleared(__libc_realloc(old, size), kept, size);
+  }
   if (!old) return hl_malloc_at(size, sp, rbp, rbx);
   if (HL_UNLIKELY(hl_sample_bytes)) {
-    if (size) return hl_cleared_tail(hl_sample_realloc(old, size), size, 1);
+    if (size) {
+      uint64_t kept = hl_kept(old, size);
+      return hl_cleared(hl_sample_realloc(old, size), kept, size);
+    }
     free(old);  // what glibc's realloc(p, 0) does
     return NULL;
   }
@@ -156,6 +165,7 @@ HL_ENTRY_IMPL void *hl_realloc_at(void *old, size_t size, HL_AT) {
   }
   // Take the old block out first: once the real realloc returns, another thread may be given
   // the same address. If the realloc fails, the old block is still there, so put it back.
+  uint64_t kept = hl_kept(old, size);
   hl_tls.guard++;
   struct hl_block blk;
   int had = hl_live_remove((uint64_t)(uintptr_t)old, &blk);
@@ -165,7 +175,7 @@ HL_ENTRY_IMPL void *hl_realloc_at(void *old, size_t size, HL_AT) {
     if (had) hl_live_put_back(&blk);
     return NULL;
   }
-  hl_cleared_tail(p, size, 1);
+  hl_cleared(p, kept, size);
   hl_on_realloc(&blk, had, p, size, HL_ENTRY_OF);
   return p;
 }
@@ -182,7 +192,7 @@ HL_ENTRY_IMPL void *hl_reallocarray_at(void *old, size_t n, size_t size, HL_AT) 
 
 HL_ENTRY_STUB(memalign, rdx, rcx, r8);
 HL_ENTRY_IMPL void *hl_memalign_at(size_t alignment, size_t size, HL_AT) {
-  return hl_allocated(hl_cleared_tail(__libc_memalign(alignment, size), size, 0), size,
+  return hl_allocated(hl_cleared(__libc_memalign(alignment, size), 0, size), size,
                       HL_ENTRY_OF);
 }
 
@@ -204,16 +214,16 @@ HL_ENTRY_IMPL int hl_posix_memalign_at(void **out, size_t alignment, size_t size
   if (alignment < sizeof(void *) || (alignment & (alignment - 1))) return EINVAL;
   void *p = __libc_memalign(alignment, size);
   if (!p) return ENOMEM;  // with errno as glibc's own leaves it: ENOMEM
-  *out = hl_allocated(hl_cleared_tail(p, size, 0), size, HL_ENTRY_OF);
+  *out = hl_allocated(hl_cleared(p, 0, size), size, HL_ENTRY_OF);
   return 0;
 }
 
 HL_ENTRY_STUB(valloc, rsi, rdx, rcx);
 HL_ENTRY_IMPL void *hl_valloc_at(size_t size, HL_AT) {
-  return hl_allocated(hl_cleared_tail(__libc_valloc(size), size, 0), size, HL_ENTRY_OF);
+  return hl_allocated(hl_cleared(__libc_valloc(size), 0, size), size, HL_ENTRY_OF);
 }
 
 HL_ENTRY_STUB(pvalloc, rsi, rdx, rcx);
 HL_ENTRY_IMPL void *hl_pvalloc_at(size_t size, HL_AT) {
-  return hl_allocated(hl_cleared_tail(__libc_pvalloc(size), size, 0), size, HL_ENTRY_OF);
+  return hl_allocated(hl_cleared(__libc_pvalloc(size), 0, size), size, HL_ENTRY_OF);
 }
