@@ -29,6 +29,13 @@ public struct TextReportRenderer: ReportRenderer {
     if let weight = statistics.sampleWeight { lines.append(Self.samplingLine(weight)) }
     lines += [""] + totalsLines(statistics.totals, sampled: statistics.sampleWeight != nil)
     lines += [""] + categoryLines(statistics.categories)
+    if statistics.totals.carriedOverBlocks > 0 {
+      // A later file of a rotated recording: its blocks carried over are persistent or
+      // transient, but none is one of its allocations.
+      lines.append(
+        "  Persistent and transient include the \(Self.count(statistics.totals.carriedOverBlocks))"
+          + " blocks carried over; Total Bytes and # Total are this file's allocations alone")
+    }
     lines += Self.memoryLines(statistics)
     lines += [""] + stackLines(report)
     return lines.joined(separator: "\n") + "\n"

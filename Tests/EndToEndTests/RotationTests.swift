@@ -129,6 +129,13 @@ import Testing
       let run = try Harness.heapline(arguments)
       #expect(run.status == 0, "\(arguments): \(run.stderr)")
     }
+    // And its categories say that their persistent and transient blocks include the 100
+    // carried over, which no total counts (persistent read 100 of a total of 50)
+    let report = try Harness.heapline(["report", file])
+    #expect(
+      report.stdout.contains(
+        "  Persistent and transient include the 100 blocks carried over; Total Bytes and # Total"
+          + " are this file's allocations alone\n"), "\(report.stdout)")
     // And its object list has the 120 blocks live at its end: 70 carried over, 50 new
     let objects = try String(contentsOfFile: out + ".objects.csv", encoding: .utf8)
     let rows = objects.split(separator: "\r\n").dropFirst()
