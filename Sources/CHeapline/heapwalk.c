@@ -199,6 +199,20 @@ int hl_main_arena_chunk_pointers(uintptr_t lo, uintptr_t hi, uintptr_t *from, ui
   return 1;
 }
 
+// Where glibc's main heap ends in the piece [lo, hi) of the [heap] mapping that holds its top
+// chunk: at that chunk's end. Past it lies memory that the program took with sbrk itself, which
+// holds whatever the program put there, a root (as memcheck takes it). `hi` when the arena is
+// not known, or its top is not in the piece (glibc keeps its end page-aligned, so nothing of its
+// own lies past the top).
+uintptr_t hl_main_heap_end(uintptr_t lo, uintptr_t hi) {
+  uint64_t top = 0, size = 0;
+  if (!arena || !hl_safe_read(arena + HL_ARENA_TOP, &top, sizeof top) || top < lo || top >= hi ||
+      !hl_safe_read(top + 8, &size, sizeof size))
+    return hi;
+  size &= ~7ull;
+  return size >= 16 && size <= hi - top ? top + size : hi;
+}
+
 static void add_range(struct hl_vec *out, uintptr_t lo, uintptr_t hi) {
   struct hl_mapping *r = hl_vec_push(out);
   if (r) *r = (struct hl_mapping){lo, hi, HL_MAP_HEAP};

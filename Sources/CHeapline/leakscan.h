@@ -237,6 +237,7 @@ int hl_mapping_roots_scan(struct hl_scan *s, const struct hl_vec *extents,
 // unknown to the recording (blocks made before it started, or by the shim's own thread).
 void hl_heapwalk_init(void);  // before any scan: learns glibc's tcache key
 void hl_heapwalk_scan(struct hl_scan *s, const struct hl_world *w, int mapped_chunks);
+uintptr_t hl_main_heap_end(uintptr_t lo, uintptr_t hi);  // past it, [heap] is the program's
 // Every glibc heap, as struct hl_mapping: the [heap] mapping, and each other arena's heaps,
 // from the arena list that starts at the main arena (found by hl_main_arena_chunk_pointers),
 // and any 64 MiB-aligned mapping that starts with a heap's header.

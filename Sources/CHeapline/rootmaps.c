@@ -3,7 +3,8 @@
 // keeps its objects, and their pointers to malloc blocks, in 256 KiB anonymous arenas; programs
 // keep structures in memory they map themselves. Left out:
 //  - malloc's heaps, whose free chunks hold stale pointers: they are scanned only through
-//    reachable blocks (and heapwalk.c's untracked chunks);
+//    reachable blocks (and heapwalk.c's untracked chunks); but what the program took with sbrk
+//    itself, past the main heap's top chunk, is its own;
 //  - the shim's own memory (the registry in osmem.c): its tables hold every block's address;
 //  - the blocks of the live table that glibc mapped whole (128 KiB and up): blocks, not roots;
 //    they are cut out of the mapping, which the kernel may have merged with its neighbours;
@@ -137,8 +138,13 @@ int hl_mapping_roots_scan(struct hl_scan *s, const struct hl_vec *extents,
   for (size_t i = 0; i < s->maps.len; i++) {
     const struct hl_mapping *m = &maps[i];
     if ((m->flags & (HL_MAP_R | HL_MAP_W)) != (HL_MAP_R | HL_MAP_W) ||
-        (m->flags & (HL_MAP_SHARED | HL_MAP_SPECIAL | HL_MAP_HEAP | HL_MAP_STACK)))
+        (m->flags & (HL_MAP_SHARED | HL_MAP_SPECIAL | HL_MAP_STACK)))
       continue;
+    if (m->flags & HL_MAP_HEAP) {  // glibc's, but for what the program took with sbrk past it
+      uintptr_t end = hl_main_heap_end(m->lo, m->hi);
+      if (end < m->hi) scan_piece(s, end, m->hi);
+      continue;
+    }
     uintptr_t at = m->lo;
     while (k < kend && k->hi <= at) k++;
     for (const struct hl_mapping *e = k; at < m->hi; e++) {

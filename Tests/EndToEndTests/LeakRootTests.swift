@@ -44,6 +44,23 @@ import Testing
 
   /// Fixtures/exitcaller.c: the frames that called exit() stay live to the end, as memcheck
   /// takes them; once main has returned, its frame is gone.
+  @Test func memoryTheProgramTookWithSbrkPastGlibcsHeapIsARoot() throws {
+    // Given a program that keeps the only pointer to a block in a page it took with sbrk
+    // itself, past glibc's heap, and drops another block: both were definitely lost, the
+    // [heap] being read as glibc's chunks alone
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("ownbrk", in: dir)
+    let trace = dir.appendingPathComponent("ownbrk.trace").path
+    let result = try Harness.heapline(["record", "-o", trace, "--", program])
+    #expect(result.status == 0, "\(result.stderr)")
+    // Then only the dropped one is lost, as memcheck says
+    let report = try LeakReport.read(path: trace, symbolizer: nil)
+    #expect(report.definitelyLost == LeakAmount(blocks: 1, bytes: 552))
+    #expect(report.indirectlyLost == LeakAmount())
+    #expect(report.possiblyLost == LeakAmount())
+  }
+
   @Test func theFramesThatCalledExitAreRootsAndAReturnedMainsAreNot() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("exitcaller", in: dir)
