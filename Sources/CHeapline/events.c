@@ -237,7 +237,10 @@ HL_HOOK void hl_sample_record_alloc(void *ptr, size_t size) {
     hl_live_prefetch((uint64_t)(uintptr_t)ptr);
     hl_finish_pending(b);
     uint64_t now = hl_now();
-    hl_counts_hold(b, &hl_tls.counts);
+    // A buffer that threads share, or one taken past the thread's exit destructor, outlives
+    // the thread's counts, which are in its TLS: there they go first, as they stand.
+    if (b->many || hl_tls.exiting) hl_counts_emit(b, &hl_tls.counts, now);
+    else hl_counts_hold(b, &hl_tls.counts);
     uint32_t stack = hl_capture_stack(b, NULL);
     hl_record_alloc(b, (uint64_t)(uintptr_t)ptr, size, now, stack, hl_tls.scope);
   });

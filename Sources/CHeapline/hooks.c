@@ -77,19 +77,21 @@ HL_HOOK static inline void *hl_allocated(void *p, size_t size, const struct hl_e
 // which follows only written bytes, did), and stale words made chains and cycles of blocks that
 // never pointed to each other. So every byte the program has not written is zeroed before it has
 // the block, from `from` on: all of a new block, and what a resized one did not keep. A chunk
-// that is a mapping of its own comes zeroed from the kernel.
+// that is a mapping of its own comes zeroed from the kernel, and so do the pages that a realloc
+// adds to one (mremap), which zeroing would only fault in; but one that a realloc shrinks in
+// place keeps its old words past the new size (`from` is then the size).
 // Before glibc 2.34, MALLOC_CHECK_ made __libc_malloc keep a check byte past the requested
 // bytes, which free verifies: there only the requested bytes are zeroed.
 HL_HOOK static inline void *hl_cleared(void *p, uint64_t from, size_t size) {
-  if (HL_LIKELY(p != NULL) && !hl_chunk_is_mapped(hl_chunk_header(p))) {
+  if (HL_UNLIKELY(p == NULL)) return p;
+  if (HL_UNLIKELY(hl_chunk_is_mapped(hl_chunk_header(p))) && (from == 0 || from < size)) return p;
 #if __GLIBC__ == 2 && __GLIBC_MINOR__ < 34
-    uint64_t end = size;
+  uint64_t end = size;
 #else
-    uint64_t end = hl_usable_size(p);
-    (void)size;
+  uint64_t end = hl_usable_size(p);
+  (void)size;
 #endif
-    if (end > from) memset((char *)p + from, 0, end - from);
-  }
+  if (end > from) memset((char *)p + from, 0, end - from);
   return p;
 }
 

@@ -29,4 +29,21 @@ import Testing
     #expect(groups["Malloc 96 Bytes"]?.kind == .rootLeak)
     #expect(groups["Malloc 96 Bytes"]?.instances == 2)
   }
+
+  @Test func wordsThatARealloccedMappingGaveUpHideNoLeak() throws {
+    // Given a block of 1 MiB, a mapping of its own, that held the only pointer to a block of
+    // 100 B and was shrunk in place to 64 B: zeroing left mappings alone, and the pointer past
+    // the new size kept the block reachable
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("shrunkmap", in: dir)
+    let trace = dir.appendingPathComponent("shrunk.trace").path
+    let result = try Harness.heapline(["record", "-o", trace, "--", program])
+    #expect(result.status == 0, "\(result.stderr)")
+    let usable = result.stdout.split(separator: " ").last.flatMap { Int($0.dropLast()) }
+    #expect((usable ?? 0) > 2008, "the block was not shrunk in place: \(result.stdout)")
+    // Then the 100 B are definitely lost, as memcheck says
+    let report = try LeakReport.read(path: trace, symbolizer: nil)
+    #expect(report.definitelyLost == LeakAmount(blocks: 1, bytes: 100))
+  }
 }

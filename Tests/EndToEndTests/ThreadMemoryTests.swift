@@ -66,4 +66,28 @@ import Testing
     #expect((12_000_000...12_000_000 + 300 + 16).contains(trailer.allocCount), "\(trailer)")
     #expect((12_000_000...12_000_000 + 300 + 16).contains(trailer.freeCount), "\(trailer)")
   }
+
+  @Test func sampledTotalsStayExactWhenThreadsOutnumberTheirOwnBuffers() throws {
+    // Given 1,100 threads alive at once, 76 of them past the shim's 1,024 buffers of their
+    // own, sharing a few: recorded sampled, each thread that shared a buffer lost what it
+    // counted since its last COUNTS record as it exited (33,127 allocations of 34,104), and one
+    // that exited with its sampled allocation still waiting left the next thread reading its
+    // dead TLS (SIGSEGV in 3 runs of 8 of a tester's)
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("threadpool", in: dir)
+    var totals: [AllocationTotals] = []
+    for options in [[], ["--sample-bytes", "4096"]] {
+      let trace = dir.appendingPathComponent("pool\(totals.count).trace").path
+      let result = try Harness.heapline(
+        ["record", "--no-leaks"] + options + ["-o", trace, "--", program, "1100", "30"])
+      #expect(result.status == 0, "\(options): \(result.stderr)")
+      totals.append(try Statistics(reader: try TraceReader(path: trace)).totals)
+    }
+    // Then the sampled totals are the full recording's, every one of pool_work's 33,000 in
+    #expect(totals[0].allocationCount >= 33_000)
+    #expect(totals[1].allocationCount == totals[0].allocationCount)
+    #expect(totals[1].freeCount == totals[0].freeCount)
+    #expect(totals[1].allocatedBytes == totals[0].allocatedBytes)
+  }
 }
