@@ -171,6 +171,7 @@ void hl_rotate_poll(uint64_t now) {
   hl_sampler_housekeeping();
   if (!atomic_load(&hl_rotation_off) && hl_hold_all()) {
     hl_lost_poll(b, now);
+    hl_rss_sample(b, now, hl_read_rss());  // the file's last: a peak since its last sample is its
     hl_sampler_housekeeping();  // names the classes of the allocations that holding finished
     uint32_t next = hl_sequence + 1;
     if (name_file(next) && hl_writer_next(hl_current, hl_in_process) == 0) {

@@ -154,7 +154,7 @@ extension HTMLPageScript {
     }
     function drawFootprint() {
       const parts = [footprintBlock("At the end", R.footprint)];
-      if (R.footprint_at_peak_rss) parts.push(footprintBlock("At the peak of RSS",
+      if (R.footprint_at_peak_rss) parts.push(footprintBlock("At the largest RSS sample",
         R.footprint_at_peak_rss));
       const stores = R.backing_stores;
       if (stores.categories.length) {

@@ -14,7 +14,7 @@ extension TextReportRenderer {
       lines += [""] + backingStoreLines(stores)
     }
     if let peak = statistics.footprintAtPeakRSS, stores.totalCount > 0 {
-      lines += [""] + footprintLines(peak, title: "Footprint at the peak of RSS")
+      lines += [""] + footprintLines(peak, title: "Footprint at the largest RSS sample")
     }
     if statistics.footprint.residentBytes != nil || statistics.footprint.isMeasured {
       lines += [""] + footprintLines(statistics.footprint)

@@ -52,4 +52,29 @@ import Testing
     // And the totals' peak holds it
     #expect(run.stats.totals.peakLiveBytes >= 5_000_000)
   }
+
+  @Test func aPeakJustBeforeARotationBelongsToTheFileItCameIn() throws {
+    // Given a program that touches 50 MB for 20 ms from 0.91 s, recorded in files of a second:
+    // the first file had no sample after its last, at 0.9 s, and the second file's first sample
+    // found the mark risen and took the peak for its own
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("spike", in: dir)
+    let base = dir.appendingPathComponent("spike.trace").path
+    let result = try Harness.heapline(
+      [
+        "record", "--rotate", "1", "--no-leaks", "-o", base, "--", program, "50000000", "600",
+        "910",
+      ])
+    #expect(result.status == 0, "\(result.stderr)")
+    let files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+      .filter { $0.hasPrefix("spike.0") }.sorted().map { dir.appendingPathComponent($0).path }
+    try #require(files.count == 2, "\(files)")
+    let peaks = try files.map {
+      try Statistics(reader: try TraceReader(path: $0)).totals.peakRSSBytes
+    }
+    // Then the first file's peak RSS holds the 50 MB, and the second's does not
+    #expect((peaks[0] ?? 0) >= 50_000_000, "\(peaks)")
+    #expect((peaks[1] ?? .max) < 50_000_000, "\(peaks)")
+  }
 }
