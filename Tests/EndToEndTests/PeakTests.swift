@@ -54,18 +54,19 @@ import Testing
   }
 
   @Test func aPeakJustBeforeARotationBelongsToTheFileItCameIn() throws {
-    // Given a program that touches 50 MB for 20 ms from 0.91 s, recorded in files of a second:
-    // the first file had no sample after its last, at 0.9 s, and the second file's first sample
-    // found the mark risen and took the peak for its own
+    // Given a program that touches 50 MB for 20 ms from 0.6 s, recorded in files of a second
+    // with samples 500 ms apart: the first file had no sample after the spike, and the second
+    // file's first sample found the mark risen and took the peak for its own
     let dir = try Harness.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: dir) }
     let program = try Harness.fixture("spike", in: dir)
     let base = dir.appendingPathComponent("spike.trace").path
     let result = try Harness.heapline(
       [
-        "record", "--rotate", "1", "--no-leaks", "-o", base, "--", program, "50000000", "600",
-        "910",
-      ])
+        "record", "--rotate", "1", "--no-leaks", "-o", base, "--", program, "50000000", "700",
+        "600",
+      ],
+      environment: ["HEAPLINE_SAMPLE_MS": "500"])
     #expect(result.status == 0, "\(result.stderr)")
     let files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
       .filter { $0.hasPrefix("spike.0") }.sorted().map { dir.appendingPathComponent($0).path }
