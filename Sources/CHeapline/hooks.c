@@ -6,6 +6,7 @@
 #include <malloc.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -82,6 +83,24 @@ HL_HOOK static inline void *hl_allocated(void *p, size_t size, const struct hl_e
 // place keeps its old words past the new size (`from` is then the size).
 // Before glibc 2.34, MALLOC_CHECK_ made __libc_malloc keep a check byte past the requested
 // bytes, which free verifies: there only the requested bytes are zeroed.
+// A large run of bytes is zeroed by giving its whole pages back (MADV_DONTNEED: the heaps are
+// private anonymous memory, which reads zero after it), not by writing them: glibc serves blocks
+// up to 32 MiB from its heaps once a program has freed a mapped one, and a memset made every page
+// of a 16 MiB block that the program never wrote resident (19 MB of RSS against 1.4 untraced).
+enum { HL_GIVE_BACK_FROM = 64 * 1024 };
+HL_HOOK static void hl_zero_large(char *at, uint64_t n) {
+  char *lo = (char *)(((uintptr_t)at + 4095) & ~(uintptr_t)4095);
+  char *hi = (char *)(((uintptr_t)at + n) & ~(uintptr_t)4095);
+  int saved_errno = errno;
+  if (hi - lo >= HL_GIVE_BACK_FROM && madvise(lo, (size_t)(hi - lo), MADV_DONTNEED) == 0) {
+    memset(at, 0, (size_t)(lo - at));
+    memset(hi, 0, (size_t)(at + n - hi));
+  } else {
+    memset(at, 0, n);
+  }
+  errno = saved_errno;
+}
+
 HL_HOOK static inline void *hl_cleared(void *p, uint64_t from, size_t size) {
   if (HL_UNLIKELY(p == NULL)) return p;
   if (HL_UNLIKELY(hl_chunk_is_mapped(hl_chunk_header(p))) && (from == 0 || from < size)) return p;
@@ -91,7 +110,8 @@ HL_HOOK static inline void *hl_cleared(void *p, uint64_t from, size_t size) {
   uint64_t end = hl_usable_size(p);
   (void)size;
 #endif
-  if (end > from) memset((char *)p + from, 0, end - from);
+  if (HL_UNLIKELY(end > from + HL_GIVE_BACK_FROM)) hl_zero_large((char *)p + from, end - from);
+  else if (end > from) memset((char *)p + from, 0, end - from);
   return p;
 }
 

@@ -152,12 +152,16 @@ HL_HOOK void hl_side_commit(struct hl_buffer *b) {
 #define side_commit hl_side_commit
 
 // The delta from the previous timed record; the first timed record of a chunk sets its base.
+// Never backwards within a buffer, across its chunks too: a reader takes a buffer's chunks in
+// the order of their counters and base times, and a COUNTS record that a thread past its exit
+// timed before it waited for a shared buffer, first in the next chunk, made that chunk's base
+// earlier than the last one's (a trace that no command could read).
 HL_HOOK void hl_put_time(struct hl_buffer *b, uint64_t t) {
+  if (t < b->last_time) t = b->last_time;
   if (!b->has_time) {
     b->base_time = b->last_time = t;
     b->has_time = 1;
   }
-  if (t < b->last_time) t = b->last_time;  // never backwards within a thread
   hl_put_varint(b, t - b->last_time);
   b->last_time = t;
 }
@@ -209,6 +213,7 @@ HL_HOOK static void tick(struct hl_buffer *b, uint64_t now) {
 HL_HOOK static void event_time(struct hl_buffer *b, uint64_t now, int exact) {
   now &= ~(uint64_t)(HL_TIME_GRAIN - 1);
   if (HL_UNLIKELY(!b->has_time)) {
+    if (now < b->last_time) now = b->last_time;  // as hl_put_time, across chunks
     b->base_time = b->last_time = now;
     b->has_time = 1;
     look_around(b, now);

@@ -197,7 +197,7 @@ HL_HOOK static void counts_tick(struct hl_counts *c) {
   struct hl_buffer *b = hl_acquire();
   if (b) {
     hl_finish_pending_for_flush(b);  // the last sampled ALLOC goes first: it is older
-    hl_counts_emit(b, c, now);
+    hl_counts_emit(b, c, hl_now());  // after any wait for a shared buffer
     hl_release(b);
   }
   hl_leave();

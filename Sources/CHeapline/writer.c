@@ -134,7 +134,12 @@ static int check_descriptor(void) {
     return 0;
   // Not ours any more: whoever has that number now owns it, so it is never closed here.
   int fd = open(hl_path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0 && errno == EMFILE) fd = open_past_limit();
+  // The one descriptor past the limit may be taken for an instant by another open (the shim's
+  // thread reads its /proc files twice a sample): a few tries, not one.
+  for (int tries = 0; fd < 0 && errno == EMFILE && tries < 16; tries++) {
+    if (tries) sched_yield();
+    fd = open_past_limit();
+  }
   if (fd < 0) return errno;
   if (fstat(fd, &st) != 0 || st.st_dev != hl_dev || st.st_ino != hl_ino) {
     close(fd);

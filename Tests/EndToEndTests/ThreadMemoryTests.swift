@@ -109,8 +109,9 @@ import Testing
       #expect(totals.freeCount > 3000, "\(options)")
       live.append(Int64(totals.allocationCount) - Int64(totals.freeCount))
     }
-    // Then the blocks live at the end are the same few, however many the threads made (glibc
-    // makes a thread-local block for some threads, not others)
-    #expect(live[1] == live[0], "\(live)")
+    // Then the blocks live at the end are the same few, give or take the thread-local blocks
+    // that glibc frees or keeps with the stacks it caches, which differ from run to run (5 or
+    // 6 in full recordings; 1,233 sampled before)
+    #expect(abs(live[1] - live[0]) <= 16, "\(live)")
   }
 }
