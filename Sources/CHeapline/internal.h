@@ -334,6 +334,7 @@ HL_HIDDEN void hl_sample_alloc(void *p, size_t size);
 HL_HIDDEN void hl_sample_free(void *p);
 HL_HIDDEN void *hl_sample_realloc(void *old, size_t size);
 void hl_counts_emit(struct hl_buffer *b, struct hl_counts *c, uint64_t now);
+void hl_counts_write(struct hl_counts *c);  // the calling thread's, through its buffer
 // The counts as they stand, to be written just after the ALLOC that `b` holds back (then NULL).
 void hl_counts_hold(struct hl_buffer *b, struct hl_counts *c);
 void hl_counts_emit_held(struct hl_buffer *b, uint64_t now);

@@ -29,22 +29,17 @@ static int hl_started;
 static unsigned hl_tick_ms = 100;
 struct hl_buffer *hl_sampler_buffer;  // the shim's own buffer, thread serial 0
 
-// Opened for each sample: a descriptor held all run would be one the program cannot have. The
-// calling thread's view, not /proc/self's: that is the main thread's, which has no memory left to
-// show once it has called pthread_exit (every field 0 while the other threads run on).
-// Reads the start of a /proc file into `text`, terminated; returns 0 when there is nothing.
-static int read_proc(const char *path, char *text, size_t size) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  ssize_t n = fd < 0 ? -1 : pread(fd, text, size - 1, 0);
-  if (fd >= 0) close(fd);
-  if (n <= 0) return 0;
-  text[n] = 0;
-  return 1;
+// The start of one of the calling thread's /proc files (hl_task_read), opened for each read: a
+// descriptor held all run would be one the program cannot have. The calling thread's view, not
+// /proc/self's: that is the main thread's, which has no memory left to show once it has called
+// pthread_exit (every field 0 while the other threads run on).
+static long read_own(const char *leaf, char *text, size_t size) {
+  return hl_task_read((int32_t)getpid(), (int32_t)hl_raw(SYS_gettid, 0, 0, 0, 0), leaf, text, size);
 }
 
 uint64_t hl_read_rss(void) {
   char text[128];
-  if (!read_proc("/proc/thread-self/statm", text, sizeof text)) return 0;
+  if (read_own("statm", text, sizeof text) <= 0) return 0;
   const char *p = text;
   while (*p && *p != ' ') p++;  // skip the size field; the second is resident pages
   uint64_t pages = 0;
@@ -55,7 +50,7 @@ uint64_t hl_read_rss(void) {
 // The kernel's high-water mark of the process's RSS (VmHWM), in bytes; 0 when unreadable.
 static uint64_t read_rss_peak(void) {
   char text[4096];
-  if (!read_proc("/proc/thread-self/status", text, sizeof text)) return 0;
+  if (read_own("status", text, sizeof text) <= 0) return 0;
   const char *p = strstr(text, "\nVmHWM:");
   if (!p) return 0;
   for (p += 7; *p == ' ' || *p == '\t'; p++) {

@@ -192,6 +192,11 @@ static inline void bump(struct hl_counts *c, int field, uint64_t by) {
 HL_HOOK static void counts_tick(struct hl_counts *c) {
   uint64_t now = hl_now();
   if (hl_tls.buf && !hl_tls.exiting && now - c->sent_time < HL_COUNTS_EVERY_NS) return;
+  hl_counts_write(c);
+}
+
+// Writes what the calling thread counted since its last COUNTS record, through its buffer.
+void hl_counts_write(struct hl_counts *c) {
   int saved_errno = errno;
   hl_enter();
   struct hl_buffer *b = hl_acquire();
@@ -216,8 +221,7 @@ HL_HOOK void hl_sample_alloc(void *p, size_t size) {
     if (c->countdown <= 0) {
       c->countdown = draw_gap(c);  // memoryless: a fresh gap from here
       filter_add(filter_slot(p));
-      hl_sample_record_alloc(p, size);
-      if (HL_UNLIKELY(hl_tls.exiting)) counts_tick(c);
+      hl_sample_record_alloc(p, size);  // past its exit destructor, with its counts
       return;
     }
   }

@@ -4,7 +4,6 @@
 // new thread takes it over. While more than HL_OWN_BUFFERS threads live at once, the others share
 // a few buffers (`many`), taking turns through the same IDLE -> BUSY compare-and-swap that
 // keeps a flusher out of an owner's buffer; their chunks carry thread id 0.
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -74,26 +73,13 @@ static void detach_counts(struct hl_buffer *b) {
   __atomic_compare_exchange_n(&b->counts, &mine, NULL, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
-// A thread that shares a buffer, exiting while sampling, writes what it counted since its last
-// COUNTS: its counts are in its TLS, and nothing else would (a program with 1,100 threads alive
-// at once lost 126,027 of its 4.4 M allocations from its totals).
-static void write_shared_counts(void) {
-  if (!hl_sample_bytes) return;
-  int saved_errno = errno;
-  hl_enter();
-  struct hl_buffer *b = hl_acquire();
-  if (b) {
-    hl_finish_pending_for_flush(b);
-    hl_counts_emit(b, &hl_tls.counts, hl_now());
-    hl_release(b);
-  }
-  hl_leave();
-  errno = saved_errno;
-}
-
 static void hl_thread_exit(void *arg) {
   struct hl_buffer *b = arg;
-  if (b->many && hl_tls.buf == b && hl_tls.epoch == atomic_load(&hl_epoch)) write_shared_counts();
+  // A thread that shares a buffer, exiting while sampling, writes what it counted since its last
+  // COUNTS: its counts are in its TLS, and nothing else would (a program with 1,100 threads alive
+  // at once lost 126,027 of its 4.4 M allocations from its totals).
+  if (b->many && hl_sample_bytes && hl_tls.buf == b && hl_tls.epoch == atomic_load(&hl_epoch))
+    hl_counts_write(&hl_tls.counts);
   hl_tls.exiting = 1;
   // After a stop the buffer may belong to another thread already; a shared one stays.
   if (hl_tls.buf != b || hl_tls.epoch != atomic_load(&hl_epoch) || b->many) {
@@ -198,7 +184,7 @@ static struct hl_buffer *attach(uint32_t tid) {
   if (!b) {  // more threads than buffers: take turns in a shared one
     hl_tls.buf = shared_buffer(tid);
     if (hl_tls.buf && hl_sample_bytes && !hl_tls.exiting && hl_have_key) {
-      hl_tls.own++;  // its exit writes its counts (write_shared_counts)
+      hl_tls.own++;  // its exit writes its counts (hl_thread_exit)
       pthread_setspecific(hl_exit_key, hl_tls.buf);
       hl_tls.own--;
     }
