@@ -107,31 +107,11 @@ HL_HOOK static void hl_record_free(struct hl_buffer *b, uint64_t addr, uint64_t 
   hl_emit_free(b, now, &blk);
 }
 
-// A free that a signal handler made while its thread was in the shim, done now: glibc's free
-// takes the arena's lock, and a handler that allocates (unsafe, but common) landing meanwhile
-// would wait for that lock forever. Untraced, a program runs that risk only inside its own
-// calls to the allocator, not inside one the shim makes for it later: signals wait meanwhile.
-HL_HOOK static void free_deferred(void *p) {
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  __libc_free(p);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-// The frees kept in their blocks, oldest first. The list is taken whole, once: what handlers
-// add meanwhile waits for the thread's next event (under a storm of signals, taking it again
-// until it was empty kept the thread in this event for good). The blocks go back to glibc
-// together, with signals blocked once (free_deferred's reason), not twice a block. The thread's
-// own allocation still waiting to be written goes out unnamed when it is one of them: its
-// header is gone.
-HL_HOOK static void drain_freed(struct hl_buffer *b) {
-  // Looked at before it is taken: an exchange is a locked instruction, and this runs every
-  // event (2.5 % of the Python workload's samples when it was taken unlooked at). A handler
-  // that pushes after the look waits for the next event, as one after the exchange does.
-  if (HL_LIKELY(!__atomic_load_n(&hl_tls.freed, __ATOMIC_RELAXED))) return;
+// The frees kept in their blocks (past a full queue), written oldest first and given back to
+// glibc. The thread's own allocation still waiting to be written goes out unnamed when it is
+// one of them: its header is gone.
+HL_HOOK static void drain_freed(struct hl_buffer *b, int on) {
   struct hl_freed *list = __atomic_exchange_n(&hl_tls.freed, NULL, __ATOMIC_ACQUIRE);
-  if (!list) return;
   struct hl_freed *oldest = NULL;
   while (list) {
     struct hl_freed *next = list->next;
@@ -139,8 +119,10 @@ HL_HOOK static void drain_freed(struct hl_buffer *b) {
     oldest = list;
     list = next;
   }
-  if (b && atomic_load_explicit(&hl_state, memory_order_relaxed) == HL_ON)
-    for (struct hl_freed *f = oldest; f; f = f->next) {
+  while (oldest) {
+    struct hl_freed *f = oldest;
+    oldest = f->next;
+    if (on) {
       if (b->pending.valid && b->pending.addr == (uint64_t)(uintptr_t)f) {
         hl_emit_alloc_pending(b);
         b->pending.valid = 0;
@@ -148,25 +130,34 @@ HL_HOOK static void drain_freed(struct hl_buffer *b) {
       hl_finish_pending(b);
       hl_record_free(b, (uint64_t)(uintptr_t)f, f->time, 0);
     }
+    __libc_free(f);
+  }
+}
+
+// Writes the calls that signal handlers made during this event, in the queue and past it, and
+// gives their frees back to glibc. Signals wait meanwhile, for two reasons:
+// - glibc's free takes the arena's lock, and a handler that allocates (unsafe, but common)
+//   landing during it would wait for that lock forever. Untraced, a program runs that risk
+//   only inside its own calls to the allocator, not inside one the shim makes for it later.
+// - Under a storm of signals, each handler that landed here deferred more calls for this same
+//   drain to write: the work grew with the time it took, and the thread never left the event.
+//   With signals waiting, a drain writes what came before it, and the event ends.
+// Once recording has stopped, only the frees are done: the program's memory is still its own.
+HL_HOOK void hl_drain(struct hl_buffer *b) {
+  // Looked at first: this runs every event, and the list's exchange is a locked instruction
+  // (2.5 % of the Python workload's samples when it was taken unlooked at).
+  if (HL_LIKELY(atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed) ==
+                    atomic_load_explicit(&hl_tls.deferred_tail, memory_order_relaxed) &&
+                !__atomic_load_n(&hl_tls.freed, __ATOMIC_RELAXED)))
+    return;
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  while (oldest) {
-    struct hl_freed *f = oldest;
-    oldest = f->next;
-    __libc_free(f);
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-// Writes the calls that signal handlers made during this event. A handler may add more while
-// this runs: they go to the tail, which is read again each time round.
-// Once recording has stopped, only the frees are done: the program's memory is still its own.
-HL_HOOK void hl_drain(struct hl_buffer *b) {
+  int on = b && atomic_load_explicit(&hl_state, memory_order_relaxed) == HL_ON;
   uint32_t head = atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed);
   while (head != atomic_load_explicit(&hl_tls.deferred_tail, memory_order_acquire)) {
     struct hl_deferred *d = &hl_tls.deferred[head % HL_DEFERRED];  // mapped: it holds calls
-    if (b && atomic_load_explicit(&hl_state, memory_order_relaxed) == HL_ON) {
+    if (on) {
       hl_finish_pending(b);
       if (d->kind == 1)
         hl_record_alloc(b, d->addr, d->size, d->time, hl_intern_pcs(b, d->pcs, d->depth),
@@ -174,11 +165,11 @@ HL_HOOK void hl_drain(struct hl_buffer *b) {
       else
         hl_record_free(b, d->addr, d->time, 1);
     }
-    head++;
-    atomic_store_explicit(&hl_tls.deferred_head, head, memory_order_release);
-    if (d->kind == 2) free_deferred((void *)(uintptr_t)d->addr);
+    if (d->kind == 2) __libc_free((void *)(uintptr_t)d->addr);
+    atomic_store_explicit(&hl_tls.deferred_head, ++head, memory_order_release);
   }
-  drain_freed(b);
+  drain_freed(b, on);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 // An event: the guard keeps the shim's own calls out, and a signal handler's call meanwhile is
