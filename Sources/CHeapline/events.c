@@ -107,10 +107,10 @@ HL_HOOK static void hl_record_free(struct hl_buffer *b, uint64_t addr, uint64_t 
   hl_emit_free(b, now, &blk);
 }
 
-// The frees kept in their blocks (past a full queue), written oldest first and given back to
-// glibc. The thread's own allocation still waiting to be written goes out unnamed when it is
-// one of them: its header is gone.
-HL_HOOK static void drain_freed(struct hl_buffer *b, int on) {
+// The frees kept in their blocks (past a full queue), taken whole and written oldest first.
+// The thread's own allocation still waiting to be written goes out unnamed when it is one of
+// them: its header is gone.
+HL_HOOK static struct hl_freed *take_freed(struct hl_buffer *b, int on) {
   struct hl_freed *list = __atomic_exchange_n(&hl_tls.freed, NULL, __ATOMIC_ACQUIRE);
   struct hl_freed *oldest = NULL;
   while (list) {
@@ -119,29 +119,27 @@ HL_HOOK static void drain_freed(struct hl_buffer *b, int on) {
     oldest = list;
     list = next;
   }
-  while (oldest) {
-    struct hl_freed *f = oldest;
-    oldest = f->next;
-    if (on) {
-      if (b->pending.valid && b->pending.addr == (uint64_t)(uintptr_t)f) {
-        hl_emit_alloc_pending(b);
-        b->pending.valid = 0;
-      }
-      hl_finish_pending(b);
-      hl_record_free(b, (uint64_t)(uintptr_t)f, f->time, 0);
+  for (struct hl_freed *f = oldest; on && f; f = f->next) {
+    if (b->pending.valid && b->pending.addr == (uint64_t)(uintptr_t)f) {
+      hl_emit_alloc_pending(b);
+      b->pending.valid = 0;
     }
-    __libc_free(f);
+    hl_finish_pending(b);
+    hl_record_free(b, (uint64_t)(uintptr_t)f, f->time, 0);
   }
+  return oldest;
 }
 
 // Writes the calls that signal handlers made during this event, in the queue and past it, and
-// gives their frees back to glibc. Signals wait meanwhile, for two reasons:
+// then gives their frees back to glibc. The program's signals wait meanwhile:
+// - Under a storm of signals, each handler let in here deferred more calls for this same drain
+//   to write: the work grew with the time it took, and the thread never left the event.
 // - glibc's free takes the arena's lock, and a handler that allocates (unsafe, but common)
 //   landing during it would wait for that lock forever. Untraced, a program runs that risk
 //   only inside its own calls to the allocator, not inside one the shim makes for it later.
-// - Under a storm of signals, each handler that landed here deferred more calls for this same
-//   drain to write: the work grew with the time it took, and the thread never left the event.
-//   With signals waiting, a drain writes what came before it, and the event ends.
+// A leak scan's stop signal still comes in while the calls are written (the scan holds the
+// live table, which writing them may wait for), and a program's own signal of that number,
+// passed on to its handler, defers calls for the next event: the queue's end is read once.
 // Once recording has stopped, only the frees are done: the program's memory is still its own.
 HL_HOOK void hl_drain(struct hl_buffer *b) {
   // Looked at first: this runs every event, and the list's exchange is a locked instruction
@@ -150,12 +148,16 @@ HL_HOOK void hl_drain(struct hl_buffer *b) {
                     atomic_load_explicit(&hl_tls.deferred_tail, memory_order_relaxed) &&
                 !__atomic_load_n(&hl_tls.freed, __ATOMIC_RELAXED)))
     return;
-  sigset_t all, old;
+  sigset_t all, quiet, old;
   sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
+  quiet = all;
+  sigdelset(&quiet, hl_stopworld_signal());
+  pthread_sigmask(SIG_SETMASK, &quiet, &old);
   int on = b && atomic_load_explicit(&hl_state, memory_order_relaxed) == HL_ON;
   uint32_t head = atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed);
-  while (head != atomic_load_explicit(&hl_tls.deferred_tail, memory_order_acquire)) {
+  uint32_t end = atomic_load_explicit(&hl_tls.deferred_tail, memory_order_acquire), frees = 0;
+  void *queued[HL_DEFERRED];
+  for (; head != end; atomic_store_explicit(&hl_tls.deferred_head, ++head, memory_order_release)) {
     struct hl_deferred *d = &hl_tls.deferred[head % HL_DEFERRED];  // mapped: it holds calls
     if (on) {
       hl_finish_pending(b);
@@ -165,10 +167,16 @@ HL_HOOK void hl_drain(struct hl_buffer *b) {
       else
         hl_record_free(b, d->addr, d->time, 1);
     }
-    if (d->kind == 2) __libc_free((void *)(uintptr_t)d->addr);
-    atomic_store_explicit(&hl_tls.deferred_head, ++head, memory_order_release);
+    if (d->kind == 2) queued[frees++] = (void *)(uintptr_t)d->addr;
   }
-  drain_freed(b, on);
+  struct hl_freed *kept = take_freed(b, on);
+  pthread_sigmask(SIG_SETMASK, &all, NULL);
+  for (uint32_t i = 0; i < frees; i++) __libc_free(queued[i]);
+  while (kept) {
+    struct hl_freed *f = kept;
+    kept = f->next;
+    __libc_free(f);
+  }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
