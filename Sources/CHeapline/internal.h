@@ -472,6 +472,13 @@ void *hl_map(size_t bytes);
 void hl_unmap(void *p, size_t bytes);
 void *hl_remap(void *p, size_t bytes, size_t grown);
 void hl_spin_lock(_Atomic int *lock);
+// pthread_cancel acts at the next cancellation point (open, close, write, and what libunwind
+// calls), and one inside the shim unwound the thread out of it holding its buffer or a lock:
+// the thread's exit, or every other thread, then waited for them forever. The shim's slow
+// paths that reach such calls hold cancellation off (osmem.c); a cancel still pending acts at
+// the program's own next cancellation point, as it would untraced.
+int hl_cancel_hold(void);
+void hl_cancel_release(int held);
 void hl_spin_unlock(_Atomic int *lock);
 void hl_log(const char *msg, const char *detail);  // one line on stderr, no malloc
 void hl_log_init(void);  // notes which file the program's stderr is

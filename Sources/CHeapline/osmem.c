@@ -1,5 +1,6 @@
 // Memory, locks, time and logging for the shim itself. None of it may call malloc.
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sched.h>
@@ -136,9 +137,21 @@ void hl_log(const char *msg, const char *detail) {
     memcpy(line + n, parts[i], len);
     n += len;
   }
+  int held = hl_cancel_hold();
   ssize_t ignored = write(2, line, n);
   (void)ignored;
+  hl_cancel_release(held);
   errno = saved;
+}
+
+int hl_cancel_hold(void) {
+  int old = PTHREAD_CANCEL_DISABLE;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+  return old;
+}
+
+void hl_cancel_release(int held) {
+  if (held == PTHREAD_CANCEL_ENABLE) pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &held);
 }
 
 // Installs `handler` for signal `sig`, when it names one (1 up to NSIG), for the shim's

@@ -149,7 +149,9 @@ static struct hl_buffer *hl_attach(void) {
     atomic_fetch_sub(&hl_attaching, 1);
     while (atomic_load(&hl_holding_all)) sched_yield();
   }
+  int held = hl_cancel_hold();  // a new shared buffer opens the memory file
   struct hl_buffer *b = attach(tid);
+  hl_cancel_release(held);
   atomic_fetch_sub(&hl_attaching, 1);
   return b;
 }

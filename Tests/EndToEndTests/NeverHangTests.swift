@@ -211,6 +211,28 @@ import Testing
     }
   }
 
+  @Test(arguments: ["new", "unwound"])
+  func aThreadCancelledBeforeItsFirstAllocationIsCancelledWhereItWouldBeUntraced(mode: String)
+    throws
+  {
+    // Given 20 threads, each with a cancel pending when it first allocates: its first malloc
+    // took a new buffer of the shim's, which opens the memory file, or came from a frame that
+    // only libunwind unwinds, which writes to a pipe. Both are cancellation points: the thread
+    // was cancelled inside the shim, holding a lock that the next thread waited for, or its
+    // own buffer, which its exit waited for (every run hung)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("cancelfirst", in: dir)
+    let trace = dir.appendingPathComponent("cancel-\(mode).trace").path
+    let result = try record(["--no-leaks", "-o", trace, "--", program, mode, "20"])
+    // Then each thread is cancelled at its own pthread_testcancel, after its block was recorded
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "canceled 20 of 20\n")
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    let blocks = try #require(stats.category(named: "Malloc 1008 Bytes"))
+    #expect(blocks.totalCount == 20)
+    #expect(blocks.persistentCount == 0)
+  }
+
   @Test func threadsWhoseFirstCallIsPthreadGetattrNpOnThemselvesRunToTheirEnd() throws {
     // Given 8 threads whose first call asks glibc for their own attributes, which allocates
     // while it holds the thread's lock (every thread of Rust's standard library does this): the

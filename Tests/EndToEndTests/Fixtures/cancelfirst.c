@@ -1,0 +1,69 @@
+// Threads whose cancellation is already pending when they make their first allocation. malloc
+// and free are no cancellation points: untraced, each thread is cancelled at its
+// pthread_testcancel, after its block was allocated and freed.
+//
+//   cancelfirst new|unwound ROUNDS
+//
+// new: the first thread's malloc takes a new buffer of the shim's (which opens its memory file).
+// unwound: a thread that ran first leaves a buffer to reuse, and each malloc is called from a
+// function without unwind information, whose frame the shim hands to libunwind (which checks
+// addresses by writing them to a pipe).
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// No CFI: the shim's table has no rule for the frame that calls malloc.
+void *alloc_unwound(size_t n);
+__asm__(".text\n"
+        ".globl alloc_unwound\n"
+        ".type alloc_unwound, @function\n"
+        "alloc_unwound:\n"
+        "  push %rbp\n"
+        "  mov %rsp, %rbp\n"
+        "  call malloc@PLT\n"
+        "  pop %rbp\n"
+        "  ret\n"
+        ".size alloc_unwound, .-alloc_unwound\n");
+
+static _Atomic int go;
+static int unwound;
+
+static void *plain(void *arg) {
+  (void)arg;
+  free(malloc(2000));
+  return NULL;
+}
+
+static void *worker(void *arg) {
+  (void)arg;
+  while (!go) {
+  }
+  void *p = unwound ? alloc_unwound(1000) : malloc(1000);
+  free(p);
+  pthread_testcancel();
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) return 2;
+  unwound = strcmp(argv[1], "unwound") == 0;
+  int rounds = atoi(argv[2]), canceled = 0;
+  for (int r = 0; r < rounds; r++) {
+    if (unwound) {
+      pthread_t t0;
+      pthread_create(&t0, NULL, plain, NULL);
+      pthread_join(t0, NULL);
+    }
+    go = 0;
+    pthread_t t;
+    pthread_create(&t, NULL, worker, NULL);
+    pthread_cancel(t);
+    go = 1;
+    void *result;
+    pthread_join(t, &result);
+    canceled += result == PTHREAD_CANCELED;
+  }
+  printf("canceled %d of %d\n", canceled, rounds);
+  return 0;
+}
