@@ -89,8 +89,10 @@ static void hl_thread_exit(void *arg) {
     return;
   }
   hl_tls.guard++;
+  // A thread unwound out of one of its events (a cancellation point that the shim does not
+  // hold off) holds its buffer still: it would wait for itself.
   uint32_t expected = HL_BUF_IDLE;
-  while (!atomic_compare_exchange_weak(&b->state, &expected, HL_BUF_BUSY)) {
+  while (!hl_tls.holding && !atomic_compare_exchange_weak(&b->state, &expected, HL_BUF_BUSY)) {
     if (expected == HL_BUF_FREE) break;
     expected = HL_BUF_IDLE;
     sched_yield();
