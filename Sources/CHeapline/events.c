@@ -141,18 +141,10 @@ HL_HOOK static struct hl_freed *take_freed(struct hl_buffer *b, int on) {
 // live table, which writing them may wait for), and a program's own signal of that number,
 // passed on to its handler, defers calls for the next event: the queue's end is read once.
 // Once recording has stopped, only the frees are done: the program's memory is still its own.
+// Called when hl_deferred_waiting says there is something to write.
 HL_HOOK void hl_drain(struct hl_buffer *b) {
-  // Looked at first: this runs every event, and the list's exchange is a locked instruction
-  // (2.5 % of the Python workload's samples when it was taken unlooked at).
-  if (HL_LIKELY(atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed) ==
-                    atomic_load_explicit(&hl_tls.deferred_tail, memory_order_relaxed) &&
-                !__atomic_load_n(&hl_tls.freed, __ATOMIC_RELAXED)))
-    return;
-  sigset_t all, quiet, old;
-  sigfillset(&all);
-  quiet = all;
-  sigdelset(&quiet, hl_stopworld_signal());
-  pthread_sigmask(SIG_SETMASK, &quiet, &old);
+  sigset_t old;
+  hl_block_signals(0, &old);
   int on = b && atomic_load_explicit(&hl_state, memory_order_relaxed) == HL_ON;
   uint32_t head = atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed);
   uint32_t end = atomic_load_explicit(&hl_tls.deferred_tail, memory_order_acquire), frees = 0;
@@ -170,7 +162,7 @@ HL_HOOK void hl_drain(struct hl_buffer *b) {
     if (d->kind == 2) queued[frees++] = (void *)(uintptr_t)d->addr;
   }
   struct hl_freed *kept = take_freed(b, on);
-  pthread_sigmask(SIG_SETMASK, &all, NULL);
+  hl_block_signals(1, NULL);
   for (uint32_t i = 0; i < frees; i++) __libc_free(queued[i]);
   while (kept) {
     struct hl_freed *f = kept;
@@ -185,18 +177,18 @@ HL_HOOK void hl_drain(struct hl_buffer *b) {
 // event are written first, so the buffer stays in time order.
 // errno is the program's: what the shim calls (libunwind reads a non-blocking pipe, which sets
 // EAGAIN) must not change it.
-#define HL_EVENT(body)                      \
-  do {                                      \
-    int saved_errno = errno;                \
-    hl_enter();                             \
-    struct hl_buffer *b = hl_acquire();     \
-    if (b) {                                \
-      hl_drain(b);                          \
-      body;                                 \
-      hl_release(b);                        \
-    }                                       \
-    hl_leave();                             \
-    errno = saved_errno;                    \
+#define HL_EVENT(body)                                     \
+  do {                                                     \
+    int saved_errno = errno;                               \
+    hl_enter();                                            \
+    struct hl_buffer *b = hl_acquire();                    \
+    if (b) {                                               \
+      if (HL_UNLIKELY(hl_deferred_waiting())) hl_drain(b); \
+      body;                                                \
+      hl_release(b);                                       \
+    }                                                      \
+    hl_leave();                                            \
+    errno = saved_errno;                                   \
   } while (0)
 
 HL_HOOK void hl_on_alloc(void *ptr, size_t size, const struct hl_entry *at) {

@@ -144,6 +144,13 @@ void hl_log(const char *msg, const char *detail) {
   errno = saved;
 }
 
+void hl_block_signals(int stop_too, void *old) {
+  sigset_t set;
+  sigfillset(&set);
+  if (!stop_too) sigdelset(&set, hl_stopworld_signal());
+  pthread_sigmask(SIG_SETMASK, &set, old);
+}
+
 int hl_cancel_hold(void) {
   int old = PTHREAD_CANCEL_DISABLE;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);

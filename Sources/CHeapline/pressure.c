@@ -253,10 +253,8 @@ static int start_thread(void) {
   if (hl_wake_fd >= 0) hl_wake_fd = hl_fd_park(hl_wake_fd);
   int err = hl_wake_fd < 0 ? errno : 0;
   if (!err) {
-    sigset_t all, old;
-    sigfillset(&all);
-    sigdelset(&all, hl_stopworld_signal());  // it runs the program's observers: a leak scan stops it
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    sigset_t old;
+    hl_block_signals(0, &old);  // it runs the program's observers: a leak scan stops it
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

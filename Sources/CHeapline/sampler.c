@@ -206,10 +206,8 @@ void hl_sampler_start(void) {
   atomic_store(&hl_running, 1);
   atomic_store(&hl_wake, 0);
   // The program's signals must never be delivered to the shim's thread.
-  sigset_t all, old;
-  sigfillset(&all);
-  sigdelset(&all, hl_stopworld_signal());  // a leak scan must be able to stop it
-  pthread_sigmask(SIG_SETMASK, &all, &old);
+  sigset_t old;
+  hl_block_signals(0, &old);  // a leak scan must be able to stop it
   hl_program_mask = old;
   hl_tls.guard++;
   atomic_store(&hl_sampler_up, 0);

@@ -98,7 +98,8 @@ static void hl_thread_exit(void *arg) {
     sched_yield();
   }
   if (expected != HL_BUF_FREE) {
-    hl_drain(b);  // what a signal handler deferred since the thread's last event
+    // What a signal handler deferred since the thread's last event
+    if (hl_deferred_waiting()) hl_drain(b);
     // While the recording stops, the writer is still open, and the final flush, finding this
     // buffer FREE, will not write it: what the thread recorded goes now, or never.
     int state = atomic_load(&hl_state);
@@ -224,10 +225,7 @@ struct hl_buffer *hl_acquire(void) {
 
 // Writes what signal handlers deferred meanwhile, then lets the buffer go.
 void hl_release(struct hl_buffer *b) {
-  if (HL_UNLIKELY(atomic_load_explicit(&hl_tls.deferred_tail, memory_order_relaxed) !=
-                      atomic_load_explicit(&hl_tls.deferred_head, memory_order_relaxed) ||
-                  __atomic_load_n(&hl_tls.freed, __ATOMIC_RELAXED)))
-    hl_drain(b);
+  if (HL_UNLIKELY(hl_deferred_waiting())) hl_drain(b);
   atomic_store_explicit(&b->state, HL_BUF_IDLE, memory_order_release);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   hl_tls.holding = 0;
