@@ -83,7 +83,7 @@ public struct TextReportRenderer: ReportRenderer {
   static func samplingLine(_ weight: SampleWeight) -> String {
     "  Sampled, one allocation every \(Self.count(weight.meanBytes, "byte")) on average: totals"
       + " are exact (live bytes are usable bytes; the peak is the largest that the per-thread"
-      + " counts, written every millisecond, show); categories and stacks are estimates"
+      + " counts show, each within 64 KiB of its thread's); categories and stacks are estimates"
   }
 
   /// A sampled trace's frees are counted in usable bytes, and its peak at the counters' pace.
