@@ -128,10 +128,15 @@ static int open_past_limit(void) {
   return fd;
 }
 
+// Whether `fd` is the trace's file still: a program may have put a file of its own on its number.
+static int is_trace(int fd) {
+  struct stat st;
+  return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == hl_dev && st.st_ino == hl_ino;
+}
+
 static int check_descriptor(void) {
   struct stat st;
-  if (hl_fd >= 0 && fstat(hl_fd, &st) == 0 && st.st_dev == hl_dev && st.st_ino == hl_ino)
-    return 0;
+  if (is_trace(hl_fd)) return 0;
   // Not ours any more: whoever has that number now owns it, so it is never closed here.
   int fd = open(hl_path, O_WRONLY | O_CLOEXEC);
   // The one descriptor past the limit may be taken for an instant by another open (the shim's
@@ -153,11 +158,24 @@ static int check_descriptor(void) {
 
 static int hl_fail_errno;
 
+// Cuts the file back to its last whole chunk (or the reader stops at the torn one). A write that
+// failed because the program took the descriptor's number for a file of its own, and every
+// other number too (so the trace could not be opened again), left `hl_fd` naming the program's
+// file: cut through it, that file lost all but its first bytes, or was padded with zeros past
+// its end. Then the trace is cut by its path, if that still names it, and `hl_fd` is forgotten.
 static void hl_fail(int err) {
   if (atomic_exchange(&hl_failed, 1)) return;
   hl_fail_errno = err;
-  if (hl_fd >= 0 && ftruncate(hl_fd, (off_t)last_commit()->offset) != 0) {
-    /* the reader stops at the torn chunk */
+  off_t whole = (off_t)last_commit()->offset;
+  struct stat st;
+  if (is_trace(hl_fd)) {
+    if (ftruncate(hl_fd, whole) != 0) { /* the reader stops at the torn chunk */
+    }
+  } else {
+    hl_fd = -1;
+    if (stat(hl_path, &st) == 0 && st.st_dev == hl_dev && st.st_ino == hl_ino &&
+        truncate(hl_path, whole) != 0) { /* as above */
+    }
   }
   atomic_store(&hl_state, HL_STOPPING);
   atomic_store(&hl_shared->state, HL_SHARED_FAILED);
@@ -363,7 +381,7 @@ void hl_writer_close(int reason) {
     write_trailer(reason);
     if (!atomic_load(&hl_failed)) atomic_store(&hl_shared->state, HL_SHARED_FINISHED);
   }
-  close(hl_fd);
+  if (is_trace(hl_fd)) close(hl_fd);
   hl_fd = -1;
 }
 
@@ -373,8 +391,10 @@ int hl_writer_next(const char *path, int in_process) {
   write_trailer(HL_END_ROTATED);
   if (atomic_load(&hl_failed)) return EIO;
   // Synced before the next file exists: a crash from here on leaves this one whole on disk.
-  fdatasync(hl_fd);
-  close(hl_fd);
+  if (is_trace(hl_fd)) {
+    fdatasync(hl_fd);
+    close(hl_fd);
+  }
   hl_fd = -1;
   hl_rotating_open = 1;
   int err = hl_writer_open(path, in_process);
@@ -385,9 +405,7 @@ int hl_writer_next(const char *path, int in_process) {
 
 // In a fork child: its copy of the descriptor is no business of the child's program.
 void hl_writer_abandon(void) {
-  struct stat st;
-  if (hl_fd >= 0 && fstat(hl_fd, &st) == 0 && st.st_dev == hl_dev && st.st_ino == hl_ino)
-    close(hl_fd);
+  if (is_trace(hl_fd)) close(hl_fd);
   hl_fd = -1;
   atomic_store(&hl_file_lock, 0);  // a parent thread may have held it: it does not exist here
 }

@@ -147,6 +147,27 @@ import Testing
     #expect(stats.category(named: "Malloc 1008 Bytes")?.totalCount == 400_000)
   }
 
+  @Test func aProgramThatPutsItsFileOnTheTracesDescriptorAndEveryOtherKeepsItsFileWhole() throws {
+    // Given a program that writes 1 MiB to a file, makes its soft descriptor limit its hard one
+    // and puts the file on every number under it, the shim's too, and then allocates enough to
+    // fill the shim's buffer: the trace cannot be opened again, and the failed write cut the
+    // file it found on the trace's number, the program's, to the trace's length (625 B)
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("stolen.trace").path
+    let data = dir.appendingPathComponent("data.bin").path
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", program, "stolen", data])
+    // Then the recording says it stopped, and why
+    #expect(result.status == 125, "\(result.stderr)")
+    #expect(result.stderr.contains("trace write failed, recording stopped: Too many open files"))
+    // And the program's file is what it wrote, byte for byte
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: data))
+    #expect(bytes.count == 1 << 20)
+    #expect(bytes.allSatisfy { $0 == UInt8(ascii: "A") })
+  }
+
   @Test func aProgramsSigprofHandlerKeepsItsFlagsAfterALeakScanBySignals() throws {
     // Given a program with a SIGPROF handler without SA_RESTART, whose threads a leak scan stops
     // with signals, as where ptrace is refused: the shim's handler took the signal's place, and

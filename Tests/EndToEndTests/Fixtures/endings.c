@@ -9,6 +9,10 @@
 //                                     above 2 and opens /dev/null until none is left, then makes
 //                                     and frees 400,000 blocks of 1,000 bytes (enough to fill the
 //                                     shim's buffer); prints "opened N"
+//   stolen FILE                       writes 1 MiB of 'A' to FILE, makes its soft descriptor
+//                                     limit (4,096 at most) its hard one, puts FILE on every number
+//                                     under it (the shim's too: the trace cannot be opened
+//                                     again), then makes and frees 400,000 blocks of 1,000 bytes
 //   exec-race PROGRAM                 a thread runs execs that fail, one after another, while
 //                                     the main thread, 20 ms on, execs PROGRAM (with the rest
 //                                     of argv)
@@ -86,6 +90,25 @@ int main(int argc, char **argv) {
     while (open("/dev/null", O_RDONLY) >= 0) opened++;
     for (int i = 0; i < 400000; i++) free(malloc(1000));
     printf("opened %d\n", opened);
+    return 0;
+  }
+  if (!strcmp(mode, "stolen") && argc > 2) {
+    int fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0644);
+    char data[4096];
+    memset(data, 'A', sizeof data);
+    for (int i = 0; i < 256; i++)
+      if (fd < 0 || write(fd, data, sizeof data) != (ssize_t)sizeof data) return 122;
+    struct rlimit limit;
+    getrlimit(RLIMIT_NOFILE, &limit);
+    if (limit.rlim_cur > 4096) limit.rlim_cur = 4096;  // a loop of a million dup2s, in some CI
+    limit.rlim_max = limit.rlim_cur;
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return 124;
+    // From the top down, so that a trace opened again meanwhile takes a number still to come.
+    // EBUSY: the number was being given to an open meanwhile (the shim's thread reads /proc).
+    for (int n = (int)limit.rlim_cur - 1; n >= 3; n--)
+      while (n != fd && dup2(fd, n) != n)
+        if (errno != EBUSY) return 123;
+    for (int i = 0; i < 400000; i++) free(malloc(1000));
     return 0;
   }
   if (!strcmp(mode, "errno")) {
