@@ -335,6 +335,26 @@ static void scan_main_stack_left(struct hl_scan *s, const struct hl_world *w, in
     }
 }
 
+extern void *__libc_stack_end;  // ld.so's: the stack pointer the process started with
+
+// The process's arguments, environment and auxiliary vector, and their strings, lie on [stack]
+// above the first frame (from where the stack pointer started, at argc, to the mapping's end):
+// live for the process's whole life, whatever its main thread does. They were scanned only as
+// part of the main thread's stack, so once main had returned (or the main thread had exited), a
+// block that `environ` or `argv` held was definitely lost: `environ[0] = strdup(...)`, read by
+// an atexit handler, for one; memcheck calls it still reachable.
+static void scan_process_arguments(struct hl_scan *s) {
+  uintptr_t from = (uintptr_t)__libc_stack_end;
+  const struct hl_mapping *maps = (const struct hl_mapping *)s->maps.data;
+  for (size_t i = 0; from && i < s->maps.len; i++)
+    if ((maps[i].flags & HL_MAP_STACK) && from >= maps[i].lo && from < maps[i].hi) {
+      s->root_kind = HL_ROOT_STACK;
+      s->root_tid = (int32_t)getpid();
+      hl_scan_root(s, from, maps[i].hi);
+      return;
+    }
+}
+
 void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
                    const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int self_tls,
                    int untracked) {
@@ -367,6 +387,7 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
     scan_tls(s, tp, self_sp);  // its thread-locals and pthread_setspecific data live on
   }
   scan_main_stack_left(s, w, self_tls && syscall(SYS_gettid) == getpid());
+  scan_process_arguments(s);
   int32_t sampler = atomic_load(&hl_sampler_tid);
   struct hl_vec dead;  // stack frames that the mapping pass must leave alone
   hl_vec_init(&dead, sizeof(struct hl_mapping));

@@ -12,9 +12,13 @@
 //   left     main holds a block of 200 bytes in a local and switches to a coroutine on a stack
 //            from malloc, whose work() calls exit(0): main's frame, on the stack it left, is
 //            live, and nothing is lost
+//   environ  main puts a string of 40 bytes in environ[0] and one of 24 in argv[0], and
+//            returns 0: the process's arguments and environment are live to its end (an atexit
+//            handler prints both), and they are reachable
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 __attribute__((noinline)) static void leak(void) {
   for (int i = 0; i < 4; i++) {
@@ -76,8 +80,24 @@ __attribute__((noinline)) static void leave_main_for_a_heap_stack(void) {
   free((void *)held);  // never here
 }
 
+extern char **environ;
+static char **arguments;
+
+static void print_arguments(void) {
+  if (write(1, environ[0], 39) != 39 || write(1, arguments[0], 23) != 23) _exit(4);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
+  if (!strcmp(argv[1], "environ")) {
+    leak();
+    clobber();
+    arguments = argv;
+    atexit(print_arguments);
+    environ[0] = strdup("HEAPLINE_FIXTURE=kept-to-the-very-end!\n");
+    argv[0] = strdup("exitcaller-kept-to-end\n");
+    return 0;
+  }
   if (!strcmp(argv[1], "stack")) run_on_a_heap_stack();
   if (!strcmp(argv[1], "left")) leave_main_for_a_heap_stack();
   leak();
