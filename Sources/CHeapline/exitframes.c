@@ -24,12 +24,14 @@ static int called_from(unw_word_t pc, uintptr_t lo, uintptr_t hi) {
   return lo && pc - 1 >= lo && pc - 1 < hi;
 }
 
-uintptr_t hl_exit_caller_frames(uint64_t regs[6]) {
+static uintptr_t exit_caller_frames(uint64_t regs[6]) {
   static const int saved[6] = {UNW_X86_64_RBX, UNW_X86_64_RBP, UNW_X86_64_R12,
                                UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15};
   unw_context_t context;
   unw_cursor_t cursor;
-  if (!hl_exit_fn.lo || unw_getcontext(&context) || unw_init_local(&cursor, &context)) return 0;
+  if (!hl_exit_fn.lo || !hl_unwind_pipe_intact() || unw_getcontext(&context) ||
+      unw_init_local(&cursor, &context))
+    return 0;
   for (int n = 0; n < 512 && unw_step(&cursor) > 0; n++) {
     unw_word_t pc, sp, above;
     if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0) return 0;
@@ -48,4 +50,14 @@ uintptr_t hl_exit_caller_frames(uint64_t regs[6]) {
     return sp;
   }
   return 0;  // exit was not called, or its frame cannot be found: no frame is taken as live
+}
+
+// As the shim's other walks with libunwind (stacks.c): its pipe parked, and not used once the
+// program has taken its numbers.
+uintptr_t hl_exit_caller_frames(uint64_t regs[6]) {
+  int was = hl_tls.unwinding;
+  hl_tls.unwinding = 1;
+  uintptr_t sp = exit_caller_frames(regs);
+  hl_tls.unwinding = was;
+  return sp;
 }

@@ -3,6 +3,7 @@
 // "every descriptor above 2" and opens files of its own never gets one the shim writes to.
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,12 +34,54 @@ int hl_fd_park(int fd) {
 // it there) and keeps it for good. Opened by the program's lowest free numbers, it would be
 // written to after the program closed and reused them: so while the shim is unwinding, pipes
 // are parked too. Every other pipe is the program's, untouched.
+// Parked, its numbers may still be taken by a program that puts files of its own on every
+// number (dup2): libunwind then read a byte of the program's file and wrote one of memory into
+// it at every check (a tester's 64 KiB file had 2,001 bytes overwritten and its offset moved),
+// and closes them when a read fails. So the pipe is remembered, and hl_unwind_pipe_intact
+// says whether libunwind may be called.
+static struct {
+  _Atomic int lock;
+  int made;
+  int fd[2];
+  dev_t dev[2];
+  ino_t ino[2];
+} hl_unwind_pipe;
+
 static int park_pipe(int fds[2], int flags) {
   long r = syscall(SYS_pipe2, fds, flags);
   if (r != 0 || !hl_tls.unwinding) return (int)r;
+  struct stat st[2];
   fds[0] = hl_fd_park(fds[0]);
   fds[1] = hl_fd_park(fds[1]);
+  int known = fstat(fds[0], &st[0]) == 0 && fstat(fds[1], &st[1]) == 0;
+  hl_spin_lock(&hl_unwind_pipe.lock);
+  hl_unwind_pipe.made = known ? 1 : -1;  // -1: never to be trusted
+  for (int i = 0; i < 2 && known; i++) {
+    hl_unwind_pipe.fd[i] = fds[i];
+    hl_unwind_pipe.dev[i] = st[i].st_dev;
+    hl_unwind_pipe.ino[i] = st[i].st_ino;
+  }
+  hl_spin_unlock(&hl_unwind_pipe.lock);
   return 0;
+}
+
+// Whether libunwind's pipe, if it has made one, is still its own: once not, libunwind is not
+// called again (what it would have unwound is left out), and the shim says so once.
+int hl_unwind_pipe_intact(void) {
+  static _Atomic int broken;
+  if (atomic_load_explicit(&broken, memory_order_relaxed)) return 0;
+  hl_spin_lock(&hl_unwind_pipe.lock);
+  int ok = hl_unwind_pipe.made >= 0;
+  for (int i = 0; i < 2 && ok && hl_unwind_pipe.made; i++) {
+    struct stat st;
+    ok = fstat(hl_unwind_pipe.fd[i], &st) == 0 && st.st_dev == hl_unwind_pipe.dev[i] &&
+         st.st_ino == hl_unwind_pipe.ino[i];
+  }
+  hl_spin_unlock(&hl_unwind_pipe.lock);
+  if (!ok && !atomic_exchange(&broken, 1))
+    hl_log("the program took the descriptors of libunwind's pipe: frames that only libunwind "
+           "can unwind are left out from now on", NULL);
+  return ok;
 }
 
 int pipe(int fds[2]) { return park_pipe(fds, 0); }

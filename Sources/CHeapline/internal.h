@@ -352,6 +352,7 @@ void hl_counts_emit_carried(struct hl_buffer *b, uint64_t now);  // rotate.c, ev
 
 // fds.c: the shim's descriptors sit at the top of the program's range, close-on-exec.
 int hl_fd_park(int fd);
+int hl_unwind_pipe_intact(void);  // fds.c: may libunwind be called
 
 // stacks.c
 // Where the program called an allocating wrapper: the stack pointer at its entry (the slot of

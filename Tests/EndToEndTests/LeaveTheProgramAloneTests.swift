@@ -168,6 +168,29 @@ import Testing
     #expect(bytes.allSatisfy { $0 == UInt8(ascii: "A") })
   }
 
+  @Test func aProgramThatTakesLibunwindsPipeForAFileOfItsOwnKeepsItsFileWhole() throws {
+    // Given a program that puts a file of its own on libunwind's pipe once libunwind has made
+    // it, and then allocates 1,000 times from a function only libunwind can unwind: libunwind
+    // read a byte of the file and wrote one of memory into it at every check
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("unwindpipe", in: dir)
+    let trace = dir.appendingPathComponent("unwindpipe.trace").path
+    let data = dir.appendingPathComponent("data.bin").path
+    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program, data])
+    #expect(result.status == 0, "\(result.stderr)")
+    // Then its file is what it wrote, and nothing moved its offset
+    #expect(result.stdout == "offset 0\n")
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: data))
+    #expect(bytes.count == 64 << 10)
+    #expect(bytes.allSatisfy { $0 == UInt8(ascii: "A") })
+    // And the recording says what it left out, and holds every allocation: 1,025 to 1,099
+    // bytes, 75 of them, are the class of 1.25 KiB
+    #expect(result.stderr.contains("the program took the descriptors of libunwind's pipe"))
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    #expect(stats.category(named: "Malloc 1.25 KiB")?.totalCount == 75)
+  }
+
   @Test func aProgramsSigprofHandlerKeepsItsFlagsAfterALeakScanBySignals() throws {
     // Given a program with a SIGPROF handler without SA_RESTART, whose threads a leak scan stops
     // with signals, as where ptrace is refused: the shim's handler took the signal's place, and

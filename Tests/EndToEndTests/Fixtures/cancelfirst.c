@@ -13,18 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-// No CFI: the shim's table has no rule for the frame that calls malloc.
-void *alloc_unwound(size_t n);
-__asm__(".text\n"
-        ".globl alloc_unwound\n"
-        ".type alloc_unwound, @function\n"
-        "alloc_unwound:\n"
-        "  push %rbp\n"
-        "  mov %rsp, %rbp\n"
-        "  call malloc@PLT\n"
-        "  pop %rbp\n"
-        "  ret\n"
-        ".size alloc_unwound, .-alloc_unwound\n");
+#include "unwound.h"
 
 static _Atomic int go;
 static int unwound;

@@ -1,0 +1,41 @@
+// A program that puts a file of its own on every pipe's descriptor it has, once libunwind has
+// made its pipe under the shim (by an allocation from a function without unwind information,
+// which only libunwind can unwind), and then allocates 1,000 times more from that function.
+// Untraced it has no pipe. Prints "offset N": where its file's offset is at the end, 0 unless
+// something else read or wrote the file. The file holds 64 KiB of 'A'.
+//   unwindpipe FILE
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unwound.h"
+
+int main(int argc, char **argv) {
+  if (argc != 2) return 2;
+  free(alloc_unwound(100));
+  int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
+  char data[4096];
+  memset(data, 'A', sizeof data);
+  for (int i = 0; i < 16; i++)
+    if (fd < 0 || write(fd, data, sizeof data) != (ssize_t)sizeof data) return 3;
+  if (lseek(fd, 0, SEEK_SET) != 0) return 4;
+  int pipes[64], count = 0;
+  DIR *dir = opendir("/proc/self/fd");
+  if (!dir) return 5;
+  for (struct dirent *e; (e = readdir(dir)) && count < 64;) {
+    int n = atoi(e->d_name);
+    struct stat st;
+    if (n > 2 && n != fd && n != dirfd(dir) && fstat(n, &st) == 0 && S_ISFIFO(st.st_mode))
+      pipes[count++] = n;
+  }
+  closedir(dir);
+  for (int i = 0; i < count; i++)
+    if (dup2(fd, pipes[i]) != pipes[i]) return 6;
+  for (int i = 0; i < 1000; i++) free(alloc_unwound(100 + (size_t)i));
+  printf("offset %lld\n", (long long)lseek(fd, 0, SEEK_CUR));
+  return 0;
+}
