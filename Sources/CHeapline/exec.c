@@ -51,6 +51,13 @@ static char **traced_environment(char *const envp[]) {
                old_preload ? old_preload : "");
       out[n++] = entry;
     }
+    // What the next program's own LD_PRELOAD is, for its shim to put back (options.c)
+    len = 22 + (old_preload ? strlen(old_preload) : 0) + 1;
+    if ((entry = __libc_malloc(len))) {
+      snprintf(entry, len, "HEAPLINE_PRELOAD_WAS=%s%s", old_preload ? "+" : "-",
+               old_preload ? old_preload : "");
+      out[n++] = entry;
+    }
   } else if (old_preload) {
     out[n++] = (char *)old_preload - 11;
   }

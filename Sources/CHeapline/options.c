@@ -13,7 +13,7 @@ static const char *const hl_names[] = {
     "HEAPLINE_WARN_AT_MS",      "HEAPLINE_MEMORY_LIMIT",   "HEAPLINE_WARN_SIGNAL",
     "HEAPLINE_PSI",             "HEAPLINE_SAMPLE_MS",      "HEAPLINE_STOP_SIGNAL",
     "HEAPLINE_PRELOAD",         "HEAPLINE_VERIFY_UNWIND",  "HEAPLINE_SAMPLE_BYTES",
-    "HEAPLINE_LEAKS_GRAPH",     "HEAPLINE_ROTATE_SECONDS",
+    "HEAPLINE_LEAKS_GRAPH",     "HEAPLINE_ROTATE_SECONDS", "HEAPLINE_PRELOAD_WAS",
 };
 enum { HL_OPTIONS = sizeof hl_names / sizeof *hl_names, HL_OPTION_BYTES = 8192 };
 static const char *hl_values[HL_OPTIONS];
@@ -31,9 +31,18 @@ static const char *keep(const char *value) {
 
 // Takes the preload library out of LD_PRELOAD, in place: HEAPLINE_PRELOAD names it. The loader
 // has read LD_PRELOAD already; what the program and its children see must not carry it.
-static void scrub_preload(const char *library) {
+// HEAPLINE_PRELOAD_WAS, from `heapline record` and an exec's shim, says what the program's own
+// was: "+" and its value, exactly (which is never longer than the list the loader read), or
+// "-" for none. Taken apart instead, an empty LD_PRELOAD went missing and one with spaces lost
+// them. Without it (a recording begun by hand), the library's entry alone is taken out.
+static void scrub_preload(const char *library, const char *was) {
   char *list = getenv("LD_PRELOAD");
   if (!list || !library || !*library) return;
+  if (was && (*was == '-' || (*was == '+' && strlen(was + 1) <= strlen(list)))) {
+    if (*was == '-') unsetenv("LD_PRELOAD");
+    else memmove(list, was + 1, strlen(was + 1) + 1);
+    return;
+  }
   size_t want = strlen(library);
   char *out = list;
   int kept = 0;
@@ -61,7 +70,7 @@ void hl_options_load(void) {
   // Only a program that `heapline record` started is scrubbed: a Swift test that links the shim
   // runs with the environment its runner gave it.
   if (!hl_values[0]) return;
-  scrub_preload(hl_option("HEAPLINE_PRELOAD"));
+  scrub_preload(hl_option("HEAPLINE_PRELOAD"), hl_option("HEAPLINE_PRELOAD_WAS"));
   for (int i = 0; i < HL_OPTIONS; i++) unsetenv(hl_names[i]);
 }
 
@@ -89,7 +98,7 @@ size_t hl_options_export(char **out, size_t max) {
   extern void *__libc_malloc(size_t);
   size_t n = 0;
   for (int i = 0; i < HL_OPTIONS && n < max; i++) {
-    if (!hl_values[i]) continue;
+    if (!hl_values[i] || !strcmp(hl_names[i], "HEAPLINE_PRELOAD_WAS")) continue;  // exec.c's
     size_t a = strlen(hl_names[i]), b = strlen(hl_values[i]);
     char *entry = __libc_malloc(a + b + 2);
     if (!entry) break;

@@ -137,6 +137,8 @@ extension HeaplineCommand {
         "LD_PRELOAD": preload, "HEAPLINE_OUTPUT": path, "HEAPLINE_DEPTH": String(depth),
         "HEAPLINE_RECORDER_PID": String(getpid()), "HEAPLINE_MARK_SIGNAL": String(markSignal),
         "HEAPLINE_SHARED": shared.pathForChild, "HEAPLINE_PRELOAD": preload,
+        // The program's own LD_PRELOAD, exactly ("+value"), or none ("-"): the shim puts it back
+        "HEAPLINE_PRELOAD_WAS": getenv("LD_PRELOAD").map { "+" + String(cString: $0) } ?? "-",
       ]
       if let every = markEvery {
         environment["HEAPLINE_MARK_EVERY_MS"] = String(Int((every * 1000).rounded()))

@@ -6,18 +6,21 @@ import Testing
 /// What the traced program sees of Heapline: its own environment, its own descriptors, and
 /// files it writes that stay its own.
 @Suite struct LeaveTheProgramAloneTests {
-  @Test func theProgramSeesNoneOfHeaplinesVariables() throws {
+  @Test(arguments: ["/lib/x86_64-linux-gnu/libm.so.6", "", " /lib/x86_64-linux-gnu/libm.so.6 "])
+  func theProgramSeesNoneOfHeaplinesVariables(preload: String) throws {
     let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
     let program = try Harness.fixture("endings", in: dir)
     let trace = dir.appendingPathComponent("look.trace").path
-    // Given a preload of the user's own, which must stay, alone
-    let libm = "/lib/x86_64-linux-gnu/libm.so.6"
+    // Given a preload of the user's own, which must stay, alone and as it was: empty, or with
+    // spaces (an empty one went missing, and spaces were taken off)
     let result = try Harness.heapline(
       ["record", "--no-leaks", "-o", trace, "--", program, "look"],
-      environment: ["LD_PRELOAD": libm])
+      environment: ["LD_PRELOAD": preload])
     #expect(result.status == 0)
-    let variables = result.stdout.split(separator: "\n").filter { $0.hasPrefix("env ") }
-    #expect(variables == ["env LD_PRELOAD=\(libm)"])
+    let variables = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+      .filter { $0.hasPrefix("env ") }
+    #expect(variables == ["env LD_PRELOAD=\(preload)"])
     // And the recording happened
     let stats = try Statistics(reader: TraceReader(path: trace))
     #expect(stats.category(named: "Malloc 1008 Bytes")?.totalCount == 5000)
