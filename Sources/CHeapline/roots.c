@@ -84,24 +84,11 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
   return 0;
 }
 
-static int peek_generation(struct dl_phdr_info *info, size_t size, void *arg) {
-  if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
-    *(unsigned long long *)arg = info->dlpi_adds + info->dlpi_subs;
-  return 1;
-}
-
-unsigned long long hl_modules_generation(void) {
-  unsigned long long generation = 0;
-  dl_iterate_phdr(peek_generation, &generation);
-  return generation;
-}
-
-struct hl_modules *hl_modules_snapshot(unsigned long long *generation) {
+struct hl_modules *hl_modules_snapshot(void) {
   struct hl_modules *m = hl_map(sizeof *m);
   if (!m) return NULL;
   hl_vec_init(&m->writable, sizeof(struct hl_mapping));
   hl_vec_init(&m->extents, sizeof(struct hl_mapping));
-  *generation = hl_modules_generation();
   hl_roots_init();
   dl_iterate_phdr(add_module, m);
   return m;
@@ -335,24 +322,31 @@ static void scan_main_stack_left(struct hl_scan *s, const struct hl_world *w, in
     }
 }
 
-extern void *__libc_stack_end;  // ld.so's: the stack pointer the process started with
+extern void *__libc_stack_end;  // ld.so's: the stack pointer the process started with, at argc
 
-// The process's arguments, environment and auxiliary vector, and their strings, lie on [stack]
-// above the first frame (from where the stack pointer started, at argc, to the mapping's end):
-// live for the process's whole life, whatever its main thread does. They were scanned only as
-// part of the main thread's stack, so once main had returned (or the main thread had exited), a
-// block that `environ` or `argv` held was definitely lost: `environ[0] = strdup(...)`, read by
-// an atexit handler, for one; memcheck calls it still reachable.
+// The process's argument, environment and auxiliary vectors lie on [stack] above the first
+// frame: argc, argv[] and its NULL, envp[] and its NULL (unsetenv moves the NULL down, leaving
+// NULLs after it), then the auxiliary vector up to AT_NULL. They are live for the process's
+// whole life, whatever its main thread does, but were scanned only as part of that thread's
+// stack: once main had returned (or the main thread had exited), a block that `environ` or
+// `argv` held was definitely lost (`environ[0] = strdup(...)`, read by an atexit handler;
+// memcheck: still reachable). Only the vectors: above them, the kernel leaves a random gap of
+// up to 8 KiB before the strings, which hold no pointers.
 static void scan_process_arguments(struct hl_scan *s) {
-  uintptr_t from = (uintptr_t)__libc_stack_end;
+  const uint64_t *v = __libc_stack_end, *end = NULL;
   const struct hl_mapping *maps = (const struct hl_mapping *)s->maps.data;
-  for (size_t i = 0; from && i < s->maps.len; i++)
-    if ((maps[i].flags & HL_MAP_STACK) && from >= maps[i].lo && from < maps[i].hi) {
-      s->root_kind = HL_ROOT_STACK;
-      s->root_tid = (int32_t)getpid();
-      hl_scan_root(s, from, maps[i].hi);
-      return;
-    }
+  for (size_t i = 0; v && i < s->maps.len; i++)
+    if ((maps[i].flags & HL_MAP_STACK) && (uintptr_t)v >= maps[i].lo && (uintptr_t)v < maps[i].hi)
+      end = (const uint64_t *)maps[i].hi;
+  if (!end || v[0] >= (uint64_t)(end - v)) return;
+  const uint64_t *w = v + 1 + v[0] + 1;  // past argc, argv[] and its NULL
+  while (w < end && *w) w++;             // envp[]
+  while (w < end && !*w) w++;            // its NULL, and those unsetenv left
+  while (w + 1 < end && *w) w += 2;      // the auxiliary vector's pairs
+  if (w + 1 >= end) return;
+  s->root_kind = HL_ROOT_STACK;
+  s->root_tid = (int32_t)getpid();
+  hl_scan_root(s, (uintptr_t)v, (uintptr_t)(w + 2));  // AT_NULL's pair too
 }
 
 void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
