@@ -210,8 +210,8 @@ void hl_emit_leak_graph(struct hl_buffer *b, uint32_t scan, const struct hl_grap
 
 // roots.c: every root of the program, scanned into `s`.
 struct hl_modules;  // writable segments of loaded modules, taken before the world stops
-struct hl_modules *hl_modules_snapshot(unsigned long long *generation);
-unsigned long long hl_modules_generation(void);
+struct hl_modules *hl_modules_snapshot(void);
+extern _Atomic uint64_t hl_dl_begun, hl_dl_ended;  // dl.c: dlopen and dlclose calls
 void hl_modules_release(struct hl_modules *m);
 void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
                    const uint64_t *self_regs, size_t nregs, uintptr_t self_sp, int self_tls,

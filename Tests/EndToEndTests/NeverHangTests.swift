@@ -41,6 +41,32 @@ import Testing
     #expect(stats.category(named: "Malloc 48 Bytes")?.totalCount == UInt64(threads))
   }
 
+  @Test func aLeakScanWhileAThreadReloadsALibraryNeverWaitsForTheLoader() throws {
+    // Given a program whose thread loads and unloads a library 3,000 times while two others
+    // allocate, scanned every 10 ms: a scan asked the loader whether modules had come or gone
+    // while it held the live table, and dlclose, which holds the loader's lock while it frees
+    // the library's pieces, waited in free for the live table (3 runs of 3 hung)
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let library = dir.appendingPathComponent("plugin.so").path
+    let cc = try Harness.run(
+      "/usr/bin/env",
+      ["cc", "-g", "-shared", "-fPIC", "-o", library, Harness.fixtures.path + "/plugin.c"])
+    try #require(cc.status == 0, "cc failed: \(cc.stderr)")
+    let program = try Harness.fixture("reloading", in: dir)
+    for run in 1...3 {
+      let trace = dir.appendingPathComponent("reloading-\(run).trace").path
+      let result = try record(
+        ["--leaks-every", "0.01", "-o", trace, "--", program, library, "3000", "2"], seconds: 60)
+      // Then every run ends, with its scans and the program's own output
+      #expect(result.status == 0, "run \(run) ended with \(result.status): \(result.stderr)")
+      #expect(result.stdout == "reloaded 3000\n")
+      let report = try LeakReport.read(path: trace, scan: nil, symbolizer: nil)
+      #expect(report.scan.trigger == .exit)
+      #expect(report.definitelyLost == LeakAmount())
+    }
+  }
+
   @Test func aProgramThatReapsChildrenInASigchldHandlerEndsEveryOneOfFortyRuns() throws {
     // Given a program whose SIGCHLD handler reaps with waitpid(-1): the exit scan's helper once
     // ran it, and it took the stops the helper waited for (14 hangs in 40 runs)
