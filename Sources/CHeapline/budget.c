@@ -12,7 +12,7 @@
 #include "internal.h"
 
 extern struct hl_buffer *hl_sampler_buffer;
-void hl_sampler_housekeeping(void);
+void hl_sampler_housekeeping(int modules);
 
 enum { HL_MAX_WARN_AT = 64 };
 
@@ -81,7 +81,7 @@ void hl_memory_limit_kill(uint64_t now, uint64_t rss, uint64_t limit) {
   footprint.rss = rss;
   hl_footprint_write(b, HL_FOOTPRINT_LIMIT, &footprint);
   atomic_store(&hl_state, HL_STOPPING);
-  hl_sampler_housekeeping();
+  hl_sampler_housekeeping(1);
   hl_flush_all(1);
   hl_writer_close(HL_END_MEMORY_LIMIT);
   kill(getpid(), SIGKILL);

@@ -19,7 +19,7 @@ pid_t hl_recording_pid;    // the process that recording traces
 static unsigned hl_env_depth;
 unsigned hl_depth = HL_DEFAULT_DEPTH;
 extern struct hl_buffer *hl_sampler_buffer;
-void hl_sampler_housekeeping(void);
+void hl_sampler_housekeeping(int modules);
 void hl_sampler_forget(void);
 void hl_categories_emit_all(struct hl_buffer *b);
 static _Atomic int hl_control_lock;
@@ -83,7 +83,7 @@ static void hl_end(int reason) {
   hl_flush_all(1);
   // After the final flush, whose last allocations may be the first of their classes: names the
   // last Swift types, writes the final module map
-  hl_sampler_housekeeping();
+  hl_sampler_housekeeping(1);
   hl_unwind_report();
   hl_writer_close(reason);
   atomic_store(&hl_state, HL_OFF);

@@ -34,7 +34,7 @@ static _Atomic int hl_rotation_lock;
 static _Atomic int hl_rotation_off;
 
 extern struct hl_buffer *hl_sampler_buffer;
-void hl_sampler_housekeeping(void);
+void hl_sampler_housekeeping(int modules);
 void hl_categories_emit_all(struct hl_buffer *b);
 void hl_stacks_emit_all(struct hl_buffer *b);
 int hl_hold_all(void);
@@ -146,12 +146,12 @@ static void start_file(struct hl_buffer *b, uint64_t now) {
   if (hl_sample_bytes) hl_counts_emit_carried(b, now);
   hl_categories_emit_all(b);
   hl_swift_begin();  // every Swift type name again
-  hl_modules_emit_if_changed(b, 1);
   hl_stacks_emit_all(b);
   hl_live_lock_all();
   hl_live_each_locked(emit_carried, &(struct carry){b, now});
   hl_live_unlock_all();
-  hl_sampler_housekeeping();  // names the Swift types; flushes
+  hl_sampler_housekeeping(0);  // names the Swift types; flushes. The modules come once the
+                               // buffers are let go (hl_rotate_poll): a reader takes them anywhere
 }
 
 uint64_t hl_rotate_due(void) {
@@ -168,18 +168,23 @@ void hl_rotate_poll(uint64_t now) {
     return;
   }
   struct hl_buffer *b = hl_sampler_buffer;
-  hl_sampler_housekeeping();
+  hl_sampler_housekeeping(1);
   if (!atomic_load(&hl_rotation_off) && hl_hold_all()) {
     hl_lost_poll(b, now);
     hl_rss_sample(b, now, hl_read_rss());  // the file's last: a peak since its last sample is its
-    hl_sampler_housekeeping();  // names the classes of the allocations that holding finished
+    hl_sampler_housekeeping(0);  // names the classes of the allocations that holding finished
     uint32_t next = hl_sequence + 1;
-    if (name_file(next) && hl_writer_next(hl_current, hl_in_process) == 0) {
+    int started = name_file(next) && hl_writer_next(hl_current, hl_in_process) == 0;
+    if (started) {
       hl_sequence = next;
       hl_forget_infos_all();
       start_file(b, hl_now());
     }
     hl_release_all();
+    if (started) {  // the new file's module map, which the loader's lock gives (see above)
+      hl_modules_emit_if_changed(b, 1);
+      hl_buffer_flush(b);
+    }
     while (hl_next_ns <= now) hl_next_ns += hl_period_ns;
   }
   hl_leaks_release();

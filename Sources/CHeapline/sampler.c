@@ -79,12 +79,15 @@ void hl_rss_sample(struct hl_buffer *b, uint64_t time, uint64_t rss) {
   hl_emit_rss(b, time, rss, risen ? peak : 0);
 }
 
-// Work that must happen outside the hooks; the caller owns the sampler buffer.
-void hl_sampler_housekeeping(void) {
+// Work that must happen outside the hooks; the caller owns the sampler buffer. `modules`: the
+// module map too, which asks the dynamic loader (dl_iterate_phdr takes its lock); a caller that
+// holds the program's buffers must not, since a thread inside dlclose holds that lock while it
+// frees, and would wait for its buffer (a rotation hung so: 1 run in 3 of a reloading program).
+void hl_sampler_housekeeping(int modules) {
   struct hl_buffer *b = hl_sampler_buffer;
   if (hl_swift_present) hl_swift_name_pending(b);
   hl_categories_emit_pending(b);
-  hl_modules_emit_if_changed(b, 0);
+  if (modules) hl_modules_emit_if_changed(b, 0);
   hl_buffer_flush(b);
 }
 
@@ -192,7 +195,7 @@ static void *hl_main(void *arg) {
     hl_lost_poll(hl_sampler_buffer, now);
     hl_budget_tick(hl_sampler_buffer, now, rss);  // --warn-at and --memory-limit
     if (now >= next_housekeeping || hl_sampler_buffer->len > HL_BUFFER_BYTES / 2) {
-      hl_sampler_housekeeping();
+      hl_sampler_housekeeping(1);
       hl_flush_all(0);
       next_housekeeping = now + HL_HOUSEKEEPING_NS;
     }

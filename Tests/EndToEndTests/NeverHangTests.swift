@@ -67,6 +67,39 @@ import Testing
     }
   }
 
+  @Test func aRotationWhileAThreadReloadsALibraryNeverWaitsForTheLoader() throws {
+    // Given a program whose thread loads and unloads a library that needs eight others, 15,000
+    // times, while two others allocate, recorded in files of a second: holding every thread's
+    // buffer, the switch to the next file asked the loader for the module map, and a dlclose
+    // freeing the libraries' pieces under the loader's lock waited for its buffer (4 runs of 4)
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let source = Harness.fixtures.appendingPathComponent("reloaded.c").path
+    for dep in 1...8 {
+      let cc = try Harness.run(
+        "/usr/bin/env",
+        ["cc", "-shared", "-fPIC", "-DDEP=\(dep)", "-o", dir.path + "/libdep\(dep).so", source])
+      try #require(cc.status == 0, "cc failed: \(cc.stderr)")
+    }
+    let plugin = dir.appendingPathComponent("plugin.so").path
+    let cc = try Harness.run(
+      "/usr/bin/env",
+      ["cc", "-shared", "-fPIC", "-o", plugin, source, "-L", dir.path]
+        + (1...8).map { "-ldep\($0)" } + ["-Wl,-rpath,$ORIGIN"])
+    try #require(cc.status == 0, "cc failed: \(cc.stderr)")
+    let program = try Harness.fixture("reloading", in: dir)
+    let trace = dir.appendingPathComponent("rotated.trace").path
+    let result = try record(
+      ["--no-leaks", "--rotate", "1", "-o", trace, "--", program, plugin, "15000", "2"],
+      seconds: 120)
+    // Then it ends, in files of a second each
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "reloaded 15000\n")
+    let files = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+      .filter { $0.hasPrefix("rotated.0") }
+    #expect(files.count >= 2, "\(files)")
+  }
+
   @Test func aProgramThatReapsChildrenInASigchldHandlerEndsEveryOneOfFortyRuns() throws {
     // Given a program whose SIGCHLD handler reaps with waitpid(-1): the exit scan's helper once
     // ran it, and it took the stops the helper waited for (14 hangs in 40 runs)
