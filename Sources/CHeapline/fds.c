@@ -1,6 +1,7 @@
 // The shim's descriptors sit at the top of the program's range, close-on-exec, so that the
 // program's own open() calls get the numbers they would get untraced, and a program that closes
 // "every descriptor above 2" and opens files of its own never gets one the shim writes to.
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -65,18 +66,23 @@ static int park_pipe(int fds[2], int flags) {
   return 0;
 }
 
-// Whether libunwind's pipe, if it has made one, is still its own: once not, libunwind is not
-// called again (what it would have unwound is left out), and the shim says so once.
+// Whether libunwind's pipe, if it has made one, is still its own, or closed (a daemon closes
+// every descriptor: libunwind then makes a new one, parked and remembered here). Once taken
+// for a file of the program's, libunwind is not called again (what it would have unwound is
+// left out), and the shim says so once.
 int hl_unwind_pipe_intact(void) {
   static _Atomic int broken;
   if (atomic_load_explicit(&broken, memory_order_relaxed)) return 0;
   hl_spin_lock(&hl_unwind_pipe.lock);
-  int ok = hl_unwind_pipe.made >= 0;
+  int ok = hl_unwind_pipe.made >= 0, closed = 0;
   for (int i = 0; i < 2 && ok && hl_unwind_pipe.made; i++) {
     struct stat st;
-    ok = fstat(hl_unwind_pipe.fd[i], &st) == 0 && st.st_dev == hl_unwind_pipe.dev[i] &&
-         st.st_ino == hl_unwind_pipe.ino[i];
+    int found = fstat(hl_unwind_pipe.fd[i], &st) == 0, gone = !found && errno == EBADF;
+    closed += gone;
+    ok = gone ||
+         (found && st.st_dev == hl_unwind_pipe.dev[i] && st.st_ino == hl_unwind_pipe.ino[i]);
   }
+  if (closed == 1) ok = 0;  // one end closed and the other kept: not libunwind's doing
   hl_spin_unlock(&hl_unwind_pipe.lock);
   if (!ok && !atomic_exchange(&broken, 1))
     hl_log("the program took the descriptors of libunwind's pipe: frames that only libunwind "

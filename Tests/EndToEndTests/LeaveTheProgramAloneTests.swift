@@ -194,6 +194,27 @@ import Testing
     #expect(stats.category(named: "Malloc 1.25 KiB")?.totalCount == 75)
   }
 
+  @Test func aProgramThatClosesLibunwindsPipeKeepsWholeStacks() throws {
+    // Given a program that closes every descriptor above 2 once libunwind has made its pipe,
+    // as a daemon does, and then allocates 100 blocks of 1,200 B through a function only
+    // libunwind can unwind, called from outer(): libunwind makes a new pipe, and the check
+    // that its pipe was not taken must let it (a closed pipe is not a taken one)
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("unwindpipe", in: dir)
+    let trace = dir.appendingPathComponent("closed.trace").path
+    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program, "-"])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(!result.stderr.contains("libunwind's pipe"))
+    // Then the blocks' stack holds outer() and main, as libunwind walked it
+    let stats = try Statistics(
+      reader: TraceReader(path: trace), options: StatisticsOptions(topStackCount: 10))
+    let report = StatisticsReport(statistics: stats, symbolizer: Symbolizer())
+    let stack = try #require(stats.topStacks.first { $0.totalBytes == 120_000 })
+    let functions = report.frames(of: stack).map(\.function)
+    #expect(functions.contains("outer") && functions.contains("main"), "\(functions)")
+  }
+
   @Test func aProgramsSigprofHandlerKeepsItsFlagsAfterALeakScanBySignals() throws {
     // Given a program with a SIGPROF handler without SA_RESTART, whose threads a leak scan stops
     // with signals, as where ptrace is refused: the shim's handler took the signal's place, and

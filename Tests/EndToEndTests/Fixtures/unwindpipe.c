@@ -3,7 +3,9 @@
 // which only libunwind can unwind), and then allocates 1,000 times more from that function.
 // Untraced it has no pipe. Prints "offset N": where its file's offset is at the end, 0 unless
 // something else read or wrote the file. The file holds 64 KiB of 'A'.
-//   unwindpipe FILE
+// With "-" for FILE, it closes every descriptor above 2 instead, as a daemon does, and then
+// allocates 100 blocks of 1,200 bytes from that function, called from outer().
+//   unwindpipe FILE|-
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,9 +16,16 @@
 
 #include "unwound.h"
 
+__attribute__((noinline)) static void *outer(size_t n) { return alloc_unwound(n); }
+
 int main(int argc, char **argv) {
   if (argc != 2) return 2;
   free(alloc_unwound(100));
+  if (!strcmp(argv[1], "-")) {
+    for (int fd = 3; fd < 1024; fd++) close(fd);
+    for (int i = 0; i < 100; i++) free(outer(1200));
+    return 0;
+  }
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   char data[4096];
   memset(data, 'A', sizeof data);
