@@ -52,7 +52,7 @@ static char **traced_environment(char *const envp[]) {
       out[n++] = entry;
     }
     // What the next program's own LD_PRELOAD is, for its shim to put back (options.c)
-    len = 22 + (old_preload ? strlen(old_preload) : 0) + 1;
+    len = sizeof "HEAPLINE_PRELOAD_WAS=+" + (old_preload ? strlen(old_preload) : 0);
     if ((entry = __libc_malloc(len))) {
       snprintf(entry, len, "HEAPLINE_PRELOAD_WAS=%s%s", old_preload ? "+" : "-",
                old_preload ? old_preload : "");

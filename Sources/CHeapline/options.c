@@ -13,7 +13,7 @@ static const char *const hl_names[] = {
     "HEAPLINE_WARN_AT_MS",      "HEAPLINE_MEMORY_LIMIT",   "HEAPLINE_WARN_SIGNAL",
     "HEAPLINE_PSI",             "HEAPLINE_SAMPLE_MS",      "HEAPLINE_STOP_SIGNAL",
     "HEAPLINE_PRELOAD",         "HEAPLINE_VERIFY_UNWIND",  "HEAPLINE_SAMPLE_BYTES",
-    "HEAPLINE_LEAKS_GRAPH",     "HEAPLINE_ROTATE_SECONDS", "HEAPLINE_PRELOAD_WAS",
+    "HEAPLINE_LEAKS_GRAPH",     "HEAPLINE_ROTATE_SECONDS",
 };
 enum { HL_OPTIONS = sizeof hl_names / sizeof *hl_names, HL_OPTION_BYTES = 8192 };
 static const char *hl_values[HL_OPTIONS];
@@ -70,7 +70,9 @@ void hl_options_load(void) {
   // Only a program that `heapline record` started is scrubbed: a Swift test that links the shim
   // runs with the environment its runner gave it.
   if (!hl_values[0]) return;
-  scrub_preload(hl_option("HEAPLINE_PRELOAD"), hl_option("HEAPLINE_PRELOAD_WAS"));
+  // Not a setting: read once, here, and never passed on (an exec's shim says its own, exec.c)
+  scrub_preload(hl_option("HEAPLINE_PRELOAD"), getenv("HEAPLINE_PRELOAD_WAS"));
+  unsetenv("HEAPLINE_PRELOAD_WAS");
   for (int i = 0; i < HL_OPTIONS; i++) unsetenv(hl_names[i]);
 }
 
@@ -98,7 +100,7 @@ size_t hl_options_export(char **out, size_t max) {
   extern void *__libc_malloc(size_t);
   size_t n = 0;
   for (int i = 0; i < HL_OPTIONS && n < max; i++) {
-    if (!hl_values[i] || !strcmp(hl_names[i], "HEAPLINE_PRELOAD_WAS")) continue;  // exec.c's
+    if (!hl_values[i]) continue;
     size_t a = strlen(hl_names[i]), b = strlen(hl_values[i]);
     char *entry = __libc_malloc(a + b + 2);
     if (!entry) break;

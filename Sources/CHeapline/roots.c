@@ -300,6 +300,14 @@ static void scan_swift_pools(struct hl_scan *s, const struct hl_modules *m) {
   hl_vec_free(&found);
 }
 
+// The [stack] mapping: the main thread's stack, and the process's arguments above it.
+static const struct hl_mapping *main_stack(const struct hl_scan *s) {
+  const struct hl_mapping *maps = (const struct hl_mapping *)s->maps.data;
+  for (size_t i = 0; i < s->maps.len; i++)
+    if (maps[i].flags & HL_MAP_STACK) return &maps[i];
+  return NULL;
+}
+
 // The main thread's stack is the [stack] mapping, which the mapping pass leaves to the thread's
 // own scan. When the main thread runs elsewhere (on a coroutine's stack, or a signal stack),
 // that scan covers where it is, and its frames on [stack], below the context it left, would be
@@ -313,13 +321,12 @@ static void scan_main_stack_left(struct hl_scan *s, const struct hl_world *w, in
     if (t->tid == pid && t->stopped == HL_THREAD_STOPPED) sp = t->sp;
   }
   if (!sp) return;  // gone, or not stopped: its stack holds nothing live, or was scanned whole
-  const struct hl_mapping *maps = (const struct hl_mapping *)s->maps.data;
-  for (size_t i = 0; i < s->maps.len; i++)
-    if ((maps[i].flags & HL_MAP_STACK) && (sp < maps[i].lo || sp >= maps[i].hi)) {
-      s->root_kind = HL_ROOT_STACK;
-      s->root_tid = pid;
-      hl_scan_root(s, maps[i].lo, maps[i].hi);
-    }
+  const struct hl_mapping *stack = main_stack(s);
+  if (stack && (sp < stack->lo || sp >= stack->hi)) {
+    s->root_kind = HL_ROOT_STACK;
+    s->root_tid = pid;
+    hl_scan_root(s, stack->lo, stack->hi);
+  }
 }
 
 extern void *__libc_stack_end;  // ld.so's: the stack pointer the process started with, at argc
@@ -333,12 +340,11 @@ extern void *__libc_stack_end;  // ld.so's: the stack pointer the process starte
 // memcheck: still reachable). Only the vectors: above them, the kernel leaves a random gap of
 // up to 8 KiB before the strings, which hold no pointers.
 static void scan_process_arguments(struct hl_scan *s) {
-  const uint64_t *v = __libc_stack_end, *end = NULL;
-  const struct hl_mapping *maps = (const struct hl_mapping *)s->maps.data;
-  for (size_t i = 0; v && i < s->maps.len; i++)
-    if ((maps[i].flags & HL_MAP_STACK) && (uintptr_t)v >= maps[i].lo && (uintptr_t)v < maps[i].hi)
-      end = (const uint64_t *)maps[i].hi;
-  if (!end || v[0] >= (uint64_t)(end - v)) return;
+  const uint64_t *v = __libc_stack_end;
+  const struct hl_mapping *stack = main_stack(s);
+  if (!v || !stack || (uintptr_t)v < stack->lo || (uintptr_t)v >= stack->hi) return;
+  const uint64_t *end = (const uint64_t *)stack->hi;
+  if (v[0] >= (uint64_t)(end - v)) return;
   const uint64_t *w = v + 1 + v[0] + 1;  // past argc, argv[] and its NULL
   while (w < end && *w) w++;             // envp[]
   while (w < end && !*w) w++;            // its NULL, and those unsetenv left

@@ -209,6 +209,13 @@ HL_HOOK static inline int live_moved(const struct hl_counts *c) {
   return in - out >= HL_COUNTS_EVERY_BYTES || out - in >= HL_COUNTS_EVERY_BYTES;
 }
 
+// After each counted call: writes the counts at once when the live bytes moved far, or every
+// so many calls once they are a millisecond old.
+HL_HOOK static inline void counts_after_call(struct hl_counts *c) {
+  if (HL_UNLIKELY(live_moved(c))) hl_counts_write(c);
+  else if (HL_UNLIKELY(++c->ops % HL_COUNTS_EVERY_OPS == 1 || hl_tls.exiting)) counts_tick(c);
+}
+
 // Writes what the calling thread counted since its last COUNTS record, through its buffer.
 void hl_counts_write(struct hl_counts *c) {
   int saved_errno = errno;
@@ -239,8 +246,7 @@ HL_HOOK void hl_sample_alloc(void *p, size_t size) {
       return;
     }
   }
-  if (HL_UNLIKELY(live_moved(c))) hl_counts_write(c);
-  else if (HL_UNLIKELY(++c->ops % HL_COUNTS_EVERY_OPS == 1 || hl_tls.exiting)) counts_tick(c);
+  counts_after_call(c);
 }
 
 // Before the real free: a sampled block's FREE is written.
@@ -252,8 +258,7 @@ HL_HOOK void hl_sample_free(void *p) {
   if (HL_UNLIKELY(atomic_load_explicit(slot, memory_order_relaxed) != 0) &&
       hl_sample_record_free(p, 1, NULL))
     filter_remove(slot);
-  if (HL_UNLIKELY(live_moved(c))) hl_counts_write(c);
-  else if (HL_UNLIKELY(++c->ops % HL_COUNTS_EVERY_OPS == 1 || hl_tls.exiting)) counts_tick(c);
+  counts_after_call(c);
 }
 
 // realloc in sampling mode: the old block is freed and the new one allocated, as two calls

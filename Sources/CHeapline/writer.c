@@ -128,14 +128,18 @@ static int open_past_limit(void) {
   return fd;
 }
 
+// Whether `st`, found (`got` 0), is the trace's file.
+static int names_trace(int got, const struct stat *st) {
+  return got == 0 && st->st_dev == hl_dev && st->st_ino == hl_ino;
+}
+
 // Whether `fd` is the trace's file still: a program may have put a file of its own on its number.
 static int is_trace(int fd) {
   struct stat st;
-  return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == hl_dev && st.st_ino == hl_ino;
+  return fd >= 0 && names_trace(fstat(fd, &st), &st);
 }
 
 static int check_descriptor(void) {
-  struct stat st;
   if (is_trace(hl_fd)) return 0;
   // Not ours any more: whoever has that number now owns it, so it is never closed here.
   int fd = open(hl_path, O_WRONLY | O_CLOEXEC);
@@ -146,7 +150,7 @@ static int check_descriptor(void) {
     fd = open_past_limit();
   }
   if (fd < 0) return errno;
-  if (fstat(fd, &st) != 0 || st.st_dev != hl_dev || st.st_ino != hl_ino) {
+  if (!is_trace(fd)) {
     close(fd);
     return ESTALE;  // the path names another file now
   }
@@ -173,8 +177,7 @@ static void hl_fail(int err) {
     }
   } else {
     hl_fd = -1;
-    if (stat(hl_path, &st) == 0 && st.st_dev == hl_dev && st.st_ino == hl_ino &&
-        truncate(hl_path, whole) != 0) { /* as above */
+    if (names_trace(stat(hl_path, &st), &st) && truncate(hl_path, whole) != 0) { /* as above */
     }
   }
   atomic_store(&hl_state, HL_STOPPING);
