@@ -33,7 +33,9 @@ extension HeaplineCommand {
     @Option(help: ArgumentHelp("The mark the growth ends at.", valueName: "mark"))
     var to: String?
 
-    @Option(help: "The number of stacks to show (all of them in CSV unless given).")
+    @Option(
+      parsing: .unconditional,
+      help: "The number of stacks to show (all of them in CSV unless given).")
     var top: Int?
 
     @Option(help: "The output format: text or csv.")

@@ -53,6 +53,7 @@ extension HeaplineCommand {
 
     @Option(
       name: .customLong("at"),
+      parsing: .unconditional,
       help: ArgumentHelp(
         "Export the stacks as they stood at this instant, in seconds into the trace.",
         valueName: "seconds"))

@@ -47,6 +47,7 @@ extension HeaplineCommand {
     var suppressions: String?
 
     @Option(
+      parsing: .unconditional,
       help: ArgumentHelp("The scan to report (1, 2, …); by default the last.", valueName: "n"))
     var scan: UInt64?
 

@@ -20,11 +20,13 @@ extension HeaplineCommand {
     var file: String
 
     @Option(
-      help: "Only the objects of the category with this name (`Malloc 48 Bytes`, a type, or a type's name without its module when only one type has it)."
+      help:
+        "Only the objects of the category with this name (`Malloc 48 Bytes`, a type, or a type's name without its module when only one type has it)."
     )
     var category: String?
 
     @Option(
+      parsing: .unconditional,
       help: ArgumentHelp(
         "Only the objects live this many seconds into the trace.", valueName: "seconds"))
     var liveAt: Double?

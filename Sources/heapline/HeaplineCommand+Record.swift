@@ -38,13 +38,14 @@ extension HeaplineCommand {
           + " after a rebuild."))
     var symbols = true
 
-    @Option(help: "The maximum number of frames in a stack (1 to 256).")
+    @Option(parsing: .unconditional, help: "The maximum number of frames in a stack (1 to 256).")
     var depth: Int = 64
 
-    @Option(help: "Write a mark (a generation boundary) every SECONDS.")
+    @Option(parsing: .unconditional, help: "Write a mark (a generation boundary) every SECONDS.")
     var markEvery: Double?
 
     @Option(
+      parsing: .unconditional,
       help: ArgumentHelp(
         "The signal that writes a mark when sent to the program (none by default: the program's "
           + "signals stay its own unless asked; SIGUSR2 is 12).",
@@ -52,6 +53,7 @@ extension HeaplineCommand {
     var markSignal: Int32 = 0
 
     @Option(
+      parsing: .unconditional,
       help: ArgumentHelp(
         "Sample allocations: one every BYTES allocated on average, with its stack; every call is"
           + " still counted. Figures per stack and category are then estimates. No leak scan.",
@@ -59,6 +61,7 @@ extension HeaplineCommand {
     var sampleBytes: UInt64?
 
     @Option(
+      parsing: .unconditional,
       help: ArgumentHelp(
         "Start a new, complete trace file every SECONDS (1 or more): for -o server.trace, "
           + "server.0001-20261123T221500Z.trace, server.0002-….trace, … (a sequence number, "

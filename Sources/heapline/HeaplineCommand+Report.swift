@@ -38,10 +38,13 @@ extension HeaplineCommand {
         """)
     var files: [String]
 
-    @Option(help: "The number of allocation stacks (or functions) to show.")
+    @Option(
+      parsing: .unconditional, help: "The number of allocation stacks (or functions) to show.")
     var top: Int = 10
 
-    @Option(help: "The number of categories to list in text; the rest are summed on one line.")
+    @Option(
+      parsing: .unconditional,
+      help: "The number of categories to list in text; the rest are summed on one line.")
     var categories: Int = 10
 
     @Option(help: "What ranks the stacks: peak, allocated, count, temporary or leaked.")
@@ -56,6 +59,7 @@ extension HeaplineCommand {
     // `--up-to` was the first name of `--at`; it stays as an alias.
     @Option(
       name: [.customLong("at"), .customLong("up-to")],
+      parsing: .unconditional,
       help: ArgumentHelp(
         "Report the statistics as they stood at this instant, in seconds into the trace.",
         valueName: "seconds"))

@@ -31,6 +31,7 @@ extension HeaplineCommand {
     var category: String
 
     @Option(
+      parsing: .unconditional,
       help: ArgumentHelp(
         "The scan to read (1, 2, …); by default the last one with a graph.", valueName: "n"))
     var scan: UInt64?

@@ -25,13 +25,17 @@ extension HeaplineCommand {
     @Argument(help: "The trace file to read.")
     var file: String
 
-    @Option(help: ArgumentHelp("The length of a time step.", valueName: "milliseconds"))
+    @Option(
+      parsing: .unconditional,
+      help: ArgumentHelp("The length of a time step.", valueName: "milliseconds"))
     var interval: Double = 100
 
     @Option(help: "Break live bytes down by category, or show totals only.")
     var by: Grouping = .category
 
-    @Option(help: "With --by category, the number of categories with a column of their own.")
+    @Option(
+      parsing: .unconditional,
+      help: "With --by category, the number of categories with a column of their own.")
     var categories: Int = 10
 
     @Option(name: .shortAndLong, help: "The CSV file to write (default: standard output).")

@@ -14,10 +14,13 @@ struct LeakScanOptions: ParsableArguments {
   /// Whether a leak scan option was given, `--leaks` included: sampling refuses them.
   var isAsked: Bool { leaks == true || leaksEvery != nil || leaksSignal != 0 || graph }
 
-  @Option(help: ArgumentHelp("Also scan for leaks every SECONDS.", valueName: "seconds"))
+  @Option(
+    parsing: .unconditional,
+    help: ArgumentHelp("Also scan for leaks every SECONDS.", valueName: "seconds"))
   var leaksEvery: Double?
 
   @Option(
+    parsing: .unconditional,
     help: ArgumentHelp(
       "The signal that makes the program scan for leaks when sent to it (none by default; "
         + "SIGPWR is 30).",

@@ -10,6 +10,7 @@ import HeaplineTrace
 /// the memory budget that ends it as a low-memory kill would.
 struct MemoryPressureOptions: ParsableArguments {
   @Option(
+    parsing: .unconditional,
     help: ArgumentHelp(
       "Raise memory warnings at these times, in seconds into the run; LEVEL is warning "
         + "(the default), urgent or critical. Example: --warn-at 1.5,3:critical.",
@@ -17,6 +18,7 @@ struct MemoryPressureOptions: ParsableArguments {
   var warnAt: String?
 
   @Option(
+    parsing: .unconditional,
     help: ArgumentHelp(
       "The signal that raises a memory warning when sent to the program (none by default; "
         + "SIGUSR1 is 10); "
@@ -25,6 +27,7 @@ struct MemoryPressureOptions: ParsableArguments {
   var warnSignal: Int32 = 0
 
   @Option(
+    parsing: .unconditional,
     help: ArgumentHelp(
       "A memory budget for the program's footprint (RSS): warning, urgent and critical at 80, "
         + "90 and 95 %; at 100 % it is killed with SIGKILL and a low-memory report is written. "

@@ -41,6 +41,27 @@ import Testing
       subcommand: "timeline")
   }
 
+  /// A negative number is the option's value, as getopt takes it, so the error names what is
+  /// wrong with it: the parser used to take "-5" for an option and say the value was missing.
+  @Test func aNegativeNumberIsTheOptionsValueAndItsErrorSaysWhatIsWrong() throws {
+    let dir = try Harness.temporaryDirectory()
+    let trace = dir.appendingPathComponent("t.trace").path
+    _ = try Harness.heapline(["record", "-o", trace, "--", "true"])
+    let cases: [([String], String, String)] = [
+      (["record", "--sample-bytes", "-5", "--", "true"], "'-5' is invalid", "record"),
+      (["record", "--rotate", "-2", "--", "true"], "not -2", "record"),
+      (["record", "--leaks-every", "-1", "--", "true"], "not -1", "record"),
+      (["record", "--memory-limit", "-5M", "--", "true"], "not '-5M'", "record"),
+      (["report", trace, "--top", "-1"], "not -1", "report"),
+      (["timeline", trace, "--interval", "-1"], "not -1", "timeline"),
+    ]
+    for (arguments, text, subcommand) in cases {
+      let result = try Harness.heapline(arguments)
+      #expect(!result.stderr.contains("Missing value"), "\(arguments): \(result.stderr)")
+      expectUsageError(result, mentioning: text, subcommand: subcommand)
+    }
+  }
+
   @Test func anUnknownRecordOptionIsAUsageErrorAndHelpIsHelp() throws {
     expectUsageError(
       try Harness.heapline(["record", "--bogus", "--", "true"]), mentioning: "--bogus",
