@@ -69,8 +69,8 @@ extension TraceInput {
   static func heapProfile(
     of paths: [String], at seconds: Double?, frames: FrameOptions, symbolize: Bool
   ) throws -> HeapProfile {
-    var readers: [TraceReader] = []
-    var profiles = try paths.map { path in
+    var readers: [Int: TraceReader] = [:]  // by the index of its path
+    var profiles = try paths.enumerated().map { index, path in
       if MergedProfile.isMerged(path: path) {
         guard seconds == nil else {
           throw ValidationError(
@@ -79,7 +79,7 @@ extension TraceInput {
         return try MergedProfile.read(path: path, style: frames.style)
       }
       let reader = try Self.open(path)
-      readers.append(reader)
+      readers[index] = reader
       try Self.checkInstant(seconds, option: "--at", in: reader)
       let statistics = try Statistics(
         reader: reader, options: HeapProfile.statisticsOptions(endTime: seconds.map(Self.instant)))
@@ -88,10 +88,8 @@ extension TraceInput {
         style: frames.style)
     }
     try checkEachRunOnce(profiles, paths: paths)
-    // The files of one rotated recording, in order: each carries over the blocks live when it
-    // began, so the recording's live blocks are the last file's alone, not the files' sum.
-    if readers.count == paths.count, isOneRotatedRecording(readers), seconds == nil {
-      for index in profiles.indices.dropLast() {
+    if seconds == nil {
+      for index in filesCarriedOver(readers) {
         for sample in profiles[index].samples.indices {
           profiles[index].samples[sample].liveObjects = 0
           profiles[index].samples[sample].liveBytes = 0
@@ -99,6 +97,27 @@ extension TraceInput {
       }
     }
     return HeapProfile(merging: profiles)
+  }
+
+  /// The files whose live blocks a later file of the same rotated recording carries over, by
+  /// the index of their paths. Each file of a `record --rotate` recording starts with the blocks
+  /// live when it began, so the recording's live blocks are its latest file's alone, not the
+  /// files' sum, in whatever order the files are given (a shell's pattern may not sort them):
+  /// the files of one recording share its process and start, and a later one covers more.
+  private static func filesCarriedOver(_ readers: [Int: TraceReader]) -> [Int] {
+    let recordings = Dictionary(grouping: readers) { _, reader in
+      RecordingIdentity(pid: reader.header.pid, start: reader.header.startMonotonicNanoseconds)
+    }
+    return recordings.values.flatMap { files -> [Int] in
+      guard files.count > 1 else { return [] }
+      let latest = files.max { $0.value.endTimeLowerBound < $1.value.endTimeLowerBound }!
+      return files.map(\.key).filter { $0 != latest.key }
+    }
+  }
+
+  private struct RecordingIdentity: Hashable {
+    var pid: UInt32
+    var start: UInt64
   }
 
   /// Refuses a run that two inputs hold: the same trace given twice (a shell pattern that
@@ -132,15 +151,5 @@ extension TraceInput {
       peakLiveBytes = run.peakLiveBytes
       peakTime = run.peakTime
     }
-  }
-
-  /// Whether `readers` are consecutive files of one `record --rotate` recording: one process
-  /// and start, every file but the last ended by the rotation.
-  private static func isOneRotatedRecording(_ readers: [TraceReader]) -> Bool {
-    guard readers.count > 1, let first = readers.first?.header else { return false }
-    return readers.allSatisfy {
-      $0.header.pid == first.pid
-        && $0.header.startMonotonicNanoseconds == first.startMonotonicNanoseconds
-    } && readers.dropLast().allSatisfy { $0.trailer?.endReason == .rotated }
   }
 }

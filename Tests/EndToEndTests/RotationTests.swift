@@ -93,6 +93,14 @@ import Testing
     #expect(runs.stdout.contains("  Bytes allocated  465,920 B\n"))
     #expect(runs.stdout.contains("  Blocks live      130\n"))
     #expect(runs.stdout.contains("  Bytes live       332,800 B\n"))
+    // In any order (a shell's pattern may not sort them): the latest file's live blocks,
+    // where they were the last given's (reversed: every file's, summed)
+    let reversed = try Harness.heapline(["report"] + files.reversed())
+    #expect(reversed.stdout.contains("  Blocks live      130\n"), "\(reversed.stdout)")
+    #expect(reversed.stdout.contains("  Bytes live       332,800 B\n"))
+    let firstTwo = try Harness.heapline(["report", files[1], files[0]])
+    #expect(firstTwo.stdout.contains("  Blocks live      120\n"), "\(firstTwo.stdout)")
+    #expect(firstTwo.stdout.contains("  Bytes live       337,920 B\n"))
     let pprof = dir.appendingPathComponent("all.pb.gz").path
     let export = try Harness.heapline(["export", "--format", "pprof", "-o", pprof] + files)
     #expect(export.status == 0, "\(export.stderr)")
