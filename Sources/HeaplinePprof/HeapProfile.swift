@@ -50,6 +50,25 @@ public struct HeapProfile: Sendable {
     /// The mean bytes between samples when the run was recorded with `--sample-bytes`: its
     /// samples' figures are then estimates. `nil` for a full recording.
     public var sampleMeanBytes: UInt64? = nil
+    /// Its exact totals, which a sampled run's samples only estimate; `nil` in a merged file
+    /// written before they were kept.
+    public var totals: Totals? = nil
+  }
+
+  /// A run's exact totals: its allocations, and its blocks live at its end (or at `--at`).
+  public struct Totals: Sendable, Codable, Equatable {
+    public var allocations: UInt64
+    public var allocatedBytes: UInt64
+    public var liveBlocks: UInt64
+    public var liveBytes: UInt64
+
+    public init(allocations: UInt64, allocatedBytes: UInt64, liveBlocks: UInt64, liveBytes: UInt64)
+    {
+      self.allocations = allocations
+      self.allocatedBytes = allocatedBytes
+      self.liveBlocks = liveBlocks
+      self.liveBytes = liveBytes
+    }
   }
 
   /// The samples: one per stack and category.
@@ -111,7 +130,11 @@ public struct HeapProfile: Sendable {
         startNanoseconds: trace.startRealtimeNanoseconds,
         durationNanoseconds: trace.durationNanoseconds,
         peakLiveBytes: statistics.totals.peakLiveBytes, peakTime: statistics.totals.peakTime,
-        sampleMeanBytes: statistics.sampleWeight?.meanBytes)
+        sampleMeanBytes: statistics.sampleWeight?.meanBytes,
+        totals: Totals(
+          allocations: statistics.totals.allocationCount,
+          allocatedBytes: statistics.totals.allocatedBytes,
+          liveBlocks: statistics.totals.liveBlocks, liveBytes: statistics.totals.liveBytes))
     ]
   }
 }

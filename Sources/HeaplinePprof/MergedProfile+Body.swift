@@ -15,7 +15,7 @@ extension MergedProfile.Body {
         },
         start: run.startNanoseconds, duration: run.durationNanoseconds,
         peakLiveBytes: run.peakLiveBytes, peakTime: run.peakTime,
-        sampleMeanBytes: run.sampleMeanBytes)
+        sampleMeanBytes: run.sampleMeanBytes, totals: run.totals)
     }
     // The profile's table may hold a frame twice (the same one at two places): stored once.
     var frames: [Frame] = []
@@ -64,7 +64,7 @@ extension MergedProfile.Body {
         },
         startNanoseconds: run.start, durationNanoseconds: run.duration,
         peakLiveBytes: run.peakLiveBytes, peakTime: run.peakTime,
-        sampleMeanBytes: run.sampleMeanBytes)
+        sampleMeanBytes: run.sampleMeanBytes, totals: run.totals)
     }
     return HeapProfile(samples: converted, frames: symbolized, runs: converter, style: style)
   }

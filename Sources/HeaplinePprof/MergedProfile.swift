@@ -104,6 +104,7 @@ extension MergedProfile {
       var peakLiveBytes: UInt64
       var peakTime: UInt64?
       var sampleMeanBytes: UInt64?
+      var totals: HeapProfile.Totals?
     }
 
     struct Module: Codable {

@@ -21,8 +21,8 @@ struct RunsReport {
     for (number, run) in runs.enumerated() {
       let when = run.peakTime.map { " at \(TimeText.duration($0))" } ?? ""
       let sampled = run.sampleMeanBytes.map {
-        "; sampled every \(ByteCountText.grouped($0)) bytes on average, so its stacks' and"
-          + " categories' figures are estimates"
+        "; sampled every \(ByteCountText.grouped($0)) bytes on average: its totals are exact,"
+          + " its live bytes usable bytes, and its stacks' and categories' figures estimates"
       }
       lines.append(
         "  Run \(number + 1): '\(run.path)', \(TimeText.duration(run.durationNanoseconds)),"
@@ -32,12 +32,14 @@ struct RunsReport {
       lines.append("  Statistics as they stood at \(TimeText.duration(at)) into each run")
     }
     let stacks = profile.stacks.sorted(by: Self.ranksHigher)
-    let all = stacks.reduce(into: Figures()) { $0.add($1) }
+    let all = Self.totals(of: profile)
     lines += [
       "", "  Allocations      \(ByteCountText.grouped(all.allocatedObjects))",
       "  Bytes allocated  \(Self.bytes(all.allocatedBytes))",
       "  Blocks live      \(ByteCountText.grouped(all.liveObjects))",
-      "  Bytes live       \(Self.bytes(all.liveBytes))",
+      "  Bytes live       \(Self.bytes(all.liveBytes))"
+        + (runs.contains { $0.sampleMeanBytes != nil }
+          ? "  (a sampled run's are usable bytes)" : ""),
       "", "Categories by bytes live:",
     ]
     var byCategory: [String: Figures] = [:]
@@ -65,6 +67,21 @@ struct RunsReport {
       }
     }
     return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// The runs' exact totals, summed: a sampled run's samples only estimate them. From the
+  /// samples when a merged file written before the totals were kept holds a run.
+  private static func totals(of profile: HeapProfile) -> Figures {
+    let exact = profile.runs.compactMap(\.totals)
+    guard exact.count == profile.runs.count else {
+      return profile.samples.reduce(into: Figures()) { $0.add($1) }
+    }
+    return exact.reduce(into: Figures()) { all, run in
+      all.allocatedObjects &+= run.allocations
+      all.allocatedBytes &+= run.allocatedBytes
+      all.liveObjects &+= run.liveBlocks
+      all.liveBytes &+= run.liveBytes
+    }
   }
 
   /// Bytes live, then bytes allocated, larger first.

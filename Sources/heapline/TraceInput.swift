@@ -90,6 +90,8 @@ extension TraceInput {
     try checkEachRunOnce(profiles, paths: paths)
     if seconds == nil {
       for index in filesCarriedOver(readers) {
+        profiles[index].runs[0].totals?.liveBlocks = 0
+        profiles[index].runs[0].totals?.liveBytes = 0
         for sample in profiles[index].samples.indices {
           profiles[index].samples[sample].liveObjects = 0
           profiles[index].samples[sample].liveBytes = 0

@@ -185,9 +185,32 @@ import Testing
       lines.contains {
         $0.hasPrefix("  Run 2: '\(sampled.path)'")
           && $0.hasSuffix(
-            "; sampled every 65,536 bytes on average, so its stacks' and categories' figures"
-              + " are estimates")
+            "; sampled every 65,536 bytes on average: its totals are exact, its live bytes usable"
+              + " bytes, and its stacks' and categories' figures estimates")
       })
+    // And the totals are each run's exact ones, summed, not the sampled run's estimates (the
+    // blocks of 48 B sampled are each counted as about 65,536 B's worth), alone or merged
+    let exact = try [full, sampled.path].map { try PhasesFixture.reportTotals($0) }
+    func sum(_ key: String) -> String {
+      ByteCountText.grouped(UInt64(exact.map { $0[key]! }.reduce(0, +)))
+    }
+    #expect(lines.contains("  Allocations      \(sum("allocations"))"), "\(runs.stdout)")
+    #expect(lines.contains("  Bytes allocated  \(sum("allocated_bytes")) B"))
+    #expect(lines.contains("  Blocks live      \(sum("live_blocks"))"))
+    #expect(
+      lines.contains(
+        "  Bytes live       \(sum("live_bytes")) B  (a sampled run's are usable bytes)"))
+    let merged = dir.appendingPathComponent("sampled.merged").path
+    #expect(try Harness.heapline(["merge", sampled.path, "-o", merged]).status == 0)
+    let alone = try Harness.heapline(["report", merged, "--no-symbolize"])
+    let one = exact[1]
+    #expect(
+      alone.stdout.contains(
+        "  Allocations      \(ByteCountText.grouped(UInt64(one["allocations"]!)))\n"),
+      "\(alone.stdout)")
+    #expect(
+      alone.stdout.contains(
+        "  Blocks live      \(ByteCountText.grouped(UInt64(one["live_blocks"]!)))\n"))
   }
 
   @Test func sampledSwiftObjectsFreedAtOnceKeepTheirClass() throws {
