@@ -482,6 +482,7 @@ void hl_memory_limit_kill(uint64_t now, uint64_t rss, uint64_t limit);  // does 
 
 // osmem.c: memory for the shim's tables, straight from the kernel.
 void *hl_map(size_t bytes);
+int hl_file_fits(uint64_t end);  // under the file size limit (ulimit -f)
 void hl_unmap(void *p, size_t bytes);
 void *hl_remap(void *p, size_t bytes, size_t grown);
 void hl_spin_lock(_Atomic int *lock);

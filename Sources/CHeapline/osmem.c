@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +22,18 @@ void *hl_map(size_t bytes) {
   if (p == MAP_FAILED) return NULL;
   hl_own_add(p, bytes);
   return p;
+}
+
+// Whether one of the shim's files may grow to `end` bytes under the file size limit
+// (`ulimit -f`). Past it, the write would fail with EFBIG, and the kernel would also send the
+// program SIGXFSZ, whose default action ends it: a recording in a shell with a limit killed every
+// program that outgrew it, for a file the program never asked for. So the shim asks first, and
+// a write that would not fit fails as one on a full disk does, without the signal. Read at each
+// write, since the program may change its limit.
+int hl_file_fits(uint64_t end) {
+  struct rlimit limit;
+  return getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+         end <= (uint64_t)limit.rlim_cur;
 }
 
 void hl_unmap(void *p, size_t bytes) {

@@ -50,6 +50,7 @@ static void init_header(struct hl_shared_header *h) {
 
 // Maps `bytes` of the memory file at `offset`, growing the file first when `grow`.
 static void *map_piece(uint64_t offset, size_t bytes, int grow) {
+  if (grow && !hl_file_fits(offset + bytes)) return NULL;
   int fd = open(hl_shared_path, O_RDWR | O_CLOEXEC);
   if (fd < 0) return NULL;
   void *p = MAP_FAILED;

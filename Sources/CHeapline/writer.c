@@ -88,6 +88,7 @@ static uint32_t fnv1a(const uint8_t *p, size_t n) {
 }
 
 static int pwrite_all(const uint8_t *p, size_t n, uint64_t at) {
+  if (!hl_file_fits(at + n)) return EFBIG;
   while (n > 0) {
     ssize_t w = pwrite(hl_fd, p, n, (off_t)at);
     if (w < 0 && errno == EINTR) continue;

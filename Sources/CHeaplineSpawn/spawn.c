@@ -16,6 +16,15 @@ enum { HL_FORWARDED = sizeof hl_forwarded / sizeof hl_forwarded[0] };
 static struct sigaction hl_previous[HL_FORWARDED];
 static volatile sig_atomic_t hl_child;
 static int hl_installed;
+static struct sigaction hl_file_size_previous;
+static int hl_file_size_ignored;
+
+void hl_spawn_ignore_file_size_signal(void) {
+  struct sigaction ignore = {0};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  hl_file_size_ignored = sigaction(SIGXFSZ, &ignore, &hl_file_size_previous) == 0;
+}
 
 static void hl_forward(int signal, siginfo_t *info, void *context) {
   (void)context;
@@ -52,6 +61,7 @@ static void hl_exec_child(const char *path, char *const argv[], char *const envp
   for (int i = 0; i < HL_FORWARDED; i++) {
     if (hl_installed) sigaction(hl_forwarded[i], &hl_previous[i], NULL);
   }
+  if (hl_file_size_ignored) sigaction(SIGXFSZ, &hl_file_size_previous, NULL);
   // Whatever this thread blocks (a test runner's worker blocks everything), the program starts
   // with nothing blocked: the mark and warning signals must reach it.
   sigset_t none;

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CHeaplineSpawn
 import HeaplineAnalysis
 
 #if canImport(Glibc)
@@ -24,6 +25,9 @@ do {
   CLIOutput.usage(message)
   Glibc.exit(64)
 }
+// A write past `ulimit -f` fails with one line and status 2, as any other failed write, rather
+// than killing the command with no word (the program that `record` starts keeps its own).
+hl_spawn_ignore_file_size_signal()
 // The command's own passes read each trace on a second thread (see TraceReading).
 TraceReading.usesSecondThread = true
 do {

@@ -120,13 +120,15 @@ import Testing
     #expect(full.stdout.isEmpty && directory.stdout.isEmpty)
   }
 
-  @Test func recordWithNoRoomForTheTraceFailsBeforeTheProgramRuns() throws {
-    // Given a file size limit of 0 (SIGXFSZ ignored: a write past it fails with EFBIG, as a
-    // full disk fails with ENOSPC) and a program that would leave a mark
+  /// With SIGXFSZ ignored (a write past the limit fails with EFBIG, as a full disk fails with
+  /// ENOSPC) and left as it was.
+  @Test(arguments: ["trap '' XFSZ; ", ""])
+  func recordWithNoRoomForTheTraceFailsBeforeTheProgramRuns(ignoring: String) throws {
+    // Given a file size limit of 0 and a program that would leave a mark
     let dir = try Harness.temporaryDirectory()
     let trace = dir.appendingPathComponent("a.trace").path
     let mark = dir.appendingPathComponent("ran").path
-    let script = "trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\""
+    let script = ignoring + "ulimit -f 0; exec \"$0\" \"$@\""
     let result = try Harness.run(
       "/bin/sh",
       [
@@ -190,14 +192,16 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("-").path))
   }
 
-  @Test func aFailedWriteLeavesTheOldOutputAndNoTemporaryFile() throws {
-    // Given an existing output and a file size limit of 512 bytes (SIGXFSZ ignored, so the
-    // write fails with EFBIG as a full disk fails with ENOSPC)
+  /// Whether the shell left SIGXFSZ ignored (the write fails with EFBIG, as one on a full disk
+  /// fails with ENOSPC) or as it was: its default action ended the command with no word.
+  @Test(arguments: ["trap '' XFSZ; ", ""])
+  func aFailedWriteLeavesTheOldOutputAndNoTemporaryFile(ignoring: String) throws {
+    // Given an existing output and a file size limit of 512 bytes
     let (dir, _, trace) = try recorded(blocks: 200)
     let output = dir.appendingPathComponent("objects.csv").path
     let old = Data("the old output\n".utf8)
     try old.write(to: URL(fileURLWithPath: output))
-    let script = "trap '' XFSZ; ulimit -f 1; exec \"$0\" \"$@\""
+    let script = ignoring + "ulimit -f 1; exec \"$0\" \"$@\""
     let result = try Harness.run(
       "/bin/sh", ["-c", script, Harness.heapline, "objects", trace, "--no-symbolize", "-o", output])
     // Then heapline says why, and the old output and the directory are as they were

@@ -25,6 +25,11 @@ void hl_spawn_forward_signals(void);
 /// Restores the dispositions that `hl_spawn_forward_signals` replaced.
 void hl_spawn_restore_signals(void);
 
+/// Ignores SIGXFSZ in this process, so that a write past the file size limit (`ulimit -f`)
+/// fails with EFBIG, which the caller reports, rather than killing it with no word. A program
+/// that `hl_spawn` starts gets the disposition this process had before.
+void hl_spawn_ignore_file_size_signal(void);
+
 /// Waits for `pid` (retrying when a signal interrupts) and returns its raw wait status, or
 /// -errno.
 int hl_spawn_wait(pid_t pid);
