@@ -8,7 +8,15 @@ enum FrameLines {
   static func lines(
     _ frames: [SymbolizedFrame], style: FrameStyle, indent: String = "      "
   ) -> [String] {
-    let shown = style.shownFrames(frames)
+    lines(frames, traits: frames.map(style.traits), style: style, indent: indent)
+  }
+
+  /// ``lines(_:style:indent:)`` of frames whose traits in `style` are known.
+  static func lines(
+    _ frames: [SymbolizedFrame], traits: [FrameStyle.Traits], style: FrameStyle,
+    indent: String = "      "
+  ) -> [String] {
+    let shown = style.shownIndexes(traits).map { frames[$0] }
     guard !shown.isEmpty else { return [indent + "(no frames recorded)"] }
     return shown.enumerated().map { index, frame in
       let location = style.sourceLocation(frame) ?? ""

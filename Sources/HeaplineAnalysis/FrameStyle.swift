@@ -123,6 +123,7 @@ public struct FrameStyle: Hashable, Sendable {
   /// the line from a name.
   func capped(name: String, _ compose: (String) -> String) -> String {
     let line = compose(name)
+    guard line.utf8.count > lineWidth else { return line }  // no more characters than bytes
     let excess = line.count - lineWidth
     guard excess > 0 else { return line }
     // Too little room for a readable name: cut the line's end instead.

@@ -32,6 +32,11 @@ public struct StatisticsReport: Sendable {
 
   /// The frames of `stack`, outermost last, with inlined functions expanded.
   public func frames(of stack: StackStatistics) -> [SymbolizedFrame] {
-    stack.frames.flatMap { pc in symbols[pc] ?? [SymbolizedFrame(pc: pc)] }
+    stack.frames.flatMap(frames(atPC:))
+  }
+
+  /// The frames at return address `pc`: its function, and those inlined into it there.
+  public func frames(atPC pc: UInt64) -> [SymbolizedFrame] {
+    symbols[pc] ?? [SymbolizedFrame(pc: pc)]
   }
 }

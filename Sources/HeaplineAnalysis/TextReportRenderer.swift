@@ -24,6 +24,25 @@ public struct TextReportRenderer: ReportRenderer {
   }
 
   public func render(_ report: StatisticsReport) throws -> String {
+    var text = headText(report)
+    stackLines(report) { text += $0 }
+    return text
+  }
+
+  /// Writes the report to `output` as it is made: a large `--top` lists as many stacks as
+  /// asked, and their text, held whole, took several times the analysis's memory.
+  public func write(_ report: StatisticsReport, to output: inout FileOutput) throws(AnalysisError) {
+    try output.write(headText(report))
+    var failure: AnalysisError?
+    stackLines(report) { text in
+      guard failure == nil else { return }
+      do throws(AnalysisError) { try output.write(text) } catch { failure = error }
+    }
+    if let failure { throw failure }
+  }
+
+  /// Everything before the stacks, and the blank line after it.
+  private func headText(_ report: StatisticsReport) -> String {
     let statistics = report.statistics
     var lines = headerLines(statistics.trace)
     if let weight = statistics.sampleWeight { lines.append(Self.samplingLine(weight)) }
@@ -37,8 +56,7 @@ public struct TextReportRenderer: ReportRenderer {
           + " blocks carried over; Total Bytes and # Total are this file's allocations alone")
     }
     lines += Self.memoryLines(statistics)
-    lines += [""] + stackLines(report)
-    return lines.joined(separator: "\n") + "\n"
+    return lines.joined(separator: "\n") + "\n\n"
   }
 
   private func headerLines(_ trace: TraceSummary) -> [String] {
@@ -158,15 +176,22 @@ public struct TextReportRenderer: ReportRenderer {
     ]
   }
 
-  private func stackLines(_ report: StatisticsReport) -> [String] {
+  /// The stacks' section, given to `each` a stack at a time, each piece's lines ended. Each
+  /// distinct frame is classified once (FrameStyle.traits reads its names), not once per stack
+  /// that holds it: 65,536 stacks of 34 frames took 5 s, not 0.4 s.
+  private func stackLines(_ report: StatisticsReport, _ each: (String) -> Void) {
     let stacks = report.statistics.topStacks
     let stackCount = report.statistics.stackCount
     let byFunction = report.grouping == .function
-    guard !stacks.isEmpty else { return [byFunction ? "Top functions" : "Top stacks", "  (none)"] }
+    guard !stacks.isEmpty else {
+      each((byFunction ? "Top functions" : "Top stacks") + "\n  (none)\n")
+      return
+    }
     let what = byFunction ? "allocating functions" : "allocation stacks"
-    var lines = ["Top \(stacks.count) of \(stackCount) \(what), \(order.phrase)"]
+    each("Top \(stacks.count) of \(stackCount) \(what), \(order.phrase)\n")
+    var known: [UInt64: (frames: [SymbolizedFrame], traits: [FrameStyle.Traits])] = [:]
     for (rank, stack) in stacks.enumerated() {
-      lines.append("")
+      var lines = [""]
       let atPeak = "\(Self.count(stack.bytesAtPeak)) B at peak"
       let atEnd =
         "\(Self.count(stack.liveBytes)) B live in \(Self.count(stack.liveBlocks, "block")) at end"
@@ -177,9 +202,19 @@ public struct TextReportRenderer: ReportRenderer {
         extra += "; from \(Self.count(UInt64(merged), "stack"))"
       }
       lines.append("  [\(rank + 1)] \(atPeak); \(atEnd); \(made), \(total)\(extra)")
-      lines += FrameLines.lines(report.frames(of: stack), style: style)
+      var frames: [SymbolizedFrame] = []
+      var traits: [FrameStyle.Traits] = []
+      for pc in stack.frames {
+        if known[pc] == nil {
+          let expanded = report.frames(atPC: pc)
+          known[pc] = (expanded, expanded.map(style.traits))
+        }
+        frames += known[pc]!.frames
+        traits += known[pc]!.traits
+      }
+      lines += FrameLines.lines(frames, traits: traits, style: style)
+      each(lines.joined(separator: "\n") + "\n")
     }
-    return lines
   }
 
   /// The longest category name the table shows whole: with the five number columns, a line

@@ -4,8 +4,9 @@ import HeaplineTrace
 /// stack, sorted by how much it changed.
 ///
 /// Addresses differ between runs, so stacks are matched by their symbolized frames: the
-/// chain of function names (or `module+0xoffset` without symbols), which also merges the
-/// call sites of one function.
+/// chain of the frames a style shows, each its function and module (or `module+0xoffset`
+/// without symbols), which also merges the call sites of one function, and keeps apart two
+/// programs' functions of one name.
 ///
 /// ```swift
 /// let comparison = TraceComparison(
@@ -18,10 +19,11 @@ import HeaplineTrace
 public struct TraceComparison: Sendable {
   /// One category or stack in both recordings.
   public struct Row: Hashable, Sendable {
-    /// The category's name, or the stack's frame names joined by `;`, root first.
+    /// The category's name, or the stack's shown frames joined by `;`, root first, each its
+    /// function and `(module)`.
     public var key: String
     /// The stack's frames, outermost first, from whichever recording has it (B first); empty
-    /// for categories.
+    /// for categories, and for stacks past those whose frames were asked for.
     public var frames: [SymbolizedFrame]
     /// Persistent bytes in A.
     public var bytesA: UInt64 = 0
@@ -43,10 +45,12 @@ public struct TraceComparison: Sendable {
   /// Stacks with persistent blocks in either recording, largest change first.
   public var stacks: [Row]
 
-  /// Compares the persistent blocks of two recordings.
+  /// Compares the persistent blocks of two recordings, matching stacks by the frames that
+  /// `style` shows. Only the first `framesKept` stacks (all for `nil`) keep their frames: a
+  /// row's frames, held for every stack of two large traces, took most of the memory.
   public init(
     a: StackProfile, aCategories: [CategoryStatistics], b: StackProfile,
-    bCategories: [CategoryStatistics]
+    bCategories: [CategoryStatistics], style: FrameStyle = FrameStyle(), framesKept: Int? = nil
   ) {
     var categoryRows: [String: Row] = [:]
     for category in aCategories where category.persistentCount > 0 {
@@ -60,26 +64,40 @@ public struct TraceComparison: Sendable {
       categoryRows[category.name]!.countB &+= category.persistentCount
     }
     var stackRows: [String: Row] = [:]
+    var source: [String: (profile: StackProfile, entry: StackProfile.Entry)] = [:]
     for (profile, isB) in [(a, false), (b, true)] {
+      let shown = profile.shownFrames(style: style)
+      let names = profile.frames.map(Self.matchName)
       for entry in profile.entries where entry.statistics.liveBlocks > 0 {
-        let frames = profile.frames(of: entry)
-        let names =
-          frames.isEmpty ? [FoldedStacks.unknownFrame] : frames.map { FoldedStacks.frameName($0) }
-        let key = names.joined(separator: ";")
-        var row = stackRows[key] ?? Row(key: key, frames: frames)
+        let places = shown.of(entry)
+        let key =
+          places.isEmpty
+          ? FoldedStacks.unknownFrame : places.reversed().map { names[$0] }.joined(separator: ";")
+        var row = stackRows[key] ?? Row(key: key, frames: [])
         if isB {
           row.bytesB &+= entry.statistics.liveBytes
           row.countB &+= entry.statistics.liveBlocks
-          row.frames = frames
         } else {
           row.bytesA &+= entry.statistics.liveBytes
           row.countA &+= entry.statistics.liveBlocks
         }
+        if isB || source[key] == nil { source[key] = (profile, entry) }
         stackRows[key] = row
       }
     }
     categories = categoryRows.values.sorted(by: Self.changesMore)
     stacks = stackRows.values.sorted(by: Self.changesMore)
+    for index in stacks.indices.prefix(framesKept ?? .max) {
+      let (profile, entry) = source[stacks[index].key]!
+      stacks[index].frames = profile.frames(of: entry)
+    }
+  }
+
+  /// What matches a frame: its function and module, or `module+0xoffset` without a name.
+  private static func matchName(_ frame: SymbolizedFrame) -> String {
+    let name = FoldedStacks.frameName(frame)
+    guard frame.function != nil, let module = frame.moduleName else { return name }
+    return name + " (" + module + ")"
   }
 
   /// Larger |Δ bytes| first, then larger |Δ blocks|, then by key.

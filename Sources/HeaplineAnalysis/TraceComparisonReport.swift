@@ -38,7 +38,10 @@ extension TraceComparison {
       lines += table.lines
     }
     let shown = stacks.prefix(stackLimit ?? .max)
-    lines += ["", "By stack: top \(shown.count) of \(stacks.count), largest change first"]
+    lines += [
+      "", "By stack: top \(shown.count) of \(stacks.count), largest change first",
+      "  (matched by function and module; each shown as B recorded it, when B has it)",
+    ]
     for (rank, row) in shown.enumerated() {
       lines.append(
         "  [\(rank + 1)] Δ \(FrameLines.signed(row.deltaBytes)) B, "

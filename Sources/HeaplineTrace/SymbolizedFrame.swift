@@ -48,7 +48,8 @@ public struct SymbolizedFrame: Hashable, Sendable {
 
   /// The module's file name, `libfoo.so`.
   public var moduleName: String? {
-    modulePath.map { path in path.split(separator: "/").last.map(String.init) ?? path }
+    modulePath.map { path in path.lastIndex(of: "/").map { String(path[$0...].dropFirst()) } ?? path
+    }
   }
 
   /// The function name in full; without one, `module+0x1f0`, or the bare address outside any

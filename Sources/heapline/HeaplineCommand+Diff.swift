@@ -93,7 +93,7 @@ extension HeaplineCommand {
         if format == .csv { notes.forEach { CLIOutput.note("diff: " + $0) } }
         let comparison = TraceComparison(
           a: profiles[0].0, aCategories: profiles[0].1, b: profiles[1].0,
-          bCategories: profiles[1].1)
+          bCategories: profiles[1].1, style: frames.style, framesKept: format == .text ? limit : 0)
         text =
           format == .text
           ? comparison.text(

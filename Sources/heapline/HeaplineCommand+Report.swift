@@ -111,9 +111,10 @@ extension HeaplineCommand {
       case .text:
         let renderer = TextReportRenderer(
           style: frames.style, categoryLimit: categories, order: sort)
-        let text = try renderer.render(report)
         ProgressLine.stop()
-        try CLIOutput.result(text, inputs: [file])
+        var output = try FileOutput(path: nil, inputs: [file])
+        try renderer.write(report, to: &output)
+        try output.close()
       case .json:
         // Streamed: with a large --top, the document would be many times the analysis's size.
         ProgressLine.stop()

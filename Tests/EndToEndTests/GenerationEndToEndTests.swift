@@ -123,7 +123,8 @@ import Testing
     let other = try PhasesFixture.record(["every"], name: "every")
     // Then the same program's runs match stack by stack, with nothing changed in its scopes
     let same = try CSVTable(run(["diff", first.trace, second.trace, "--format", "csv"]))
-    let steps = try #require(same.rows.first { $0[0] == "stack" && $0[1].hasSuffix(";make_steps") })
+    let steps = try #require(
+      same.rows.first { $0[0] == "stack" && $0[1].hasSuffix(";make_steps (phases)") })
     #expect(Array(steps[2...]) == ["80000", "20", "80000", "20", "0", "0"])
     #expect(same.rows.contains(["category", "Growth", "50000", "50", "50000", "50", "0", "0"]))
     // And against another program, what went and came is the change
@@ -132,5 +133,48 @@ import Testing
     #expect(changed.rows.contains(["category", "Ticks", "0", "0", "1920", "30", "1920", "30"]))
     let text = try run(["diff", first.trace, other.trace, "--top", "2"])
     #expect(text.contains("By stack: top 2 of"))
+  }
+
+  @Test func twoProgramsFunctionsOfOneNameAreTwoStacksEachShownWhereItWasMade() throws {
+    // Given two programs that each keep blocks from a function of the same name and stack,
+    // 100 blocks of 48 B in one and 30 in the other, at different lines
+    let dir = try Harness.temporaryDirectory()
+    var traces: [String] = []
+    for (name, count, padding) in [("first", 100, ""), ("second", 30, "\n\n\n")] {
+      let source = dir.appendingPathComponent("\(name).c")
+      try """
+      #include <stdlib.h>\(padding)
+      void *kept[100];
+      __attribute__((noinline)) void keep_blocks(void) {
+        for (int i = 0; i < \(count); i++) kept[i] = malloc(48);
+      }
+      int main(void) { keep_blocks(); return 0; }
+      """.write(to: source, atomically: true, encoding: .utf8)
+      let program = dir.appendingPathComponent(name).path
+      let built = try Harness.run("/usr/bin/env", ["cc", "-O0", "-g", "-o", program, source.path])
+      try #require(built.status == 0, "\(built.stderr)")
+      let trace = dir.appendingPathComponent("\(name).trace").path
+      #expect(
+        try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program]).status == 0)
+      traces.append(trace)
+    }
+    // Then the diff keeps them apart, each with its own program's lines, where it matched them
+    // by name and showed the second's line for the first's 100 blocks
+    let csv = try CSVTable(run(["diff", traces[0], traces[1], "--format", "csv"]))
+    let stacks = csv.rows.filter { $0[0] == "stack" && $0[1].contains("keep_blocks") }
+    #expect(
+      stacks.map { Array($0[1...]) } == [
+        ["main (first);keep_blocks (first)", "4800", "100", "0", "0", "-4800", "-100"],
+        ["main (second);keep_blocks (second)", "0", "0", "1440", "30", "1440", "30"],
+      ])
+    let text = try run(["diff", traces[0], traces[1], "--root", dir.path])
+    #expect(
+      text.contains(
+        "(A: 4,800 B in 100 blocks; B: 0 B in 0 blocks)\n      #0 keep_blocks  first.c:4  (first)\n"
+      ), "\(text)")
+    #expect(
+      text.contains(
+        "(A: 0 B in 0 blocks; B: 1,440 B in 30 blocks)\n      #0 keep_blocks  second.c:7  (second)\n"
+      ))
   }
 }
