@@ -304,7 +304,13 @@ static void on_leak_signal(int sig) {
   hl_sampler_wake();
 }
 
-void hl_leaks_sampler_started(void) { atomic_store(&hl_sampler_tid, gettid_raw()); }
+uintptr_t hl_sampler_frame, hl_sampler_tp;
+
+void hl_leaks_sampler_started(void) {
+  hl_sampler_frame = (uintptr_t)__builtin_frame_address(0);
+  __asm__ volatile("mov %%fs:0, %0" : "=r"(hl_sampler_tp));
+  atomic_store(&hl_sampler_tid, gettid_raw());
+}
 
 uint64_t hl_leaks_due(void) { return hl_every_ns ? hl_next_ns : UINT64_MAX; }
 

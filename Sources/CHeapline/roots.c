@@ -394,6 +394,10 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
   uint64_t self_tp;
   __asm__ volatile("mov %%fs:0, %0" : "=r"(self_tp));
   add_dead_frames(s, &dead, w->self_sp, self_tls ? self_sp : 0, self_tp);
+  int sampler_seen = 0;
+  for (uint32_t u = 0; u < w->used_count; u++) sampler_seen |= w->threads[w->used[u]].tid == sampler;
+  if (sampler && !sampler_seen)  // not stopped (signals: sampler.c blocks them), nor a root
+    add_dead_frames(s, &dead, hl_sampler_frame, 0, hl_sampler_tp);
   for (uint32_t u = 0; u < w->used_count; u++) {
     struct hl_thread_state *t = &w->threads[w->used[u]];
     if (t->stopped == HL_THREAD_STOPPED && t->sp)

@@ -208,9 +208,13 @@ void hl_sampler_start(void) {
   if (ms && atoi(ms) >= 10) hl_tick_ms = (unsigned)atoi(ms) / 10 * 10;
   atomic_store(&hl_running, 1);
   atomic_store(&hl_wake, 0);
-  // The program's signals must never be delivered to the shim's thread.
+  // The program's signals must never be delivered to the shim's thread, the leak scan's stop
+  // signal (SIGPROF) included: a program that blocks SIGPROF in its threads to take it with
+  // sigwait had it delivered here, where its default action ended the process. A scan stops
+  // this thread with ptrace, or with signals leaves it running (stopworld.c): it runs none of
+  // the program's code.
   sigset_t old;
-  hl_block_signals(0, &old);  // a leak scan must be able to stop it
+  hl_block_signals(1, &old);
   hl_program_mask = old;
   hl_tls.guard++;
   atomic_store(&hl_sampler_up, 0);

@@ -168,7 +168,9 @@ static int signal_new_threads(int32_t self) {
   int fresh = 0;
   for (int k = 0; k < n; k++) {
     int32_t tid = tids[k];
-    if (tid == self || slot_of(tid, 0)) continue;
+    // The shim's own thread blocks the signal (sampler.c): it runs none of the program's code
+    // and holds no pointer of its, and its stack is never a root (roots.c).
+    if (tid == self || tid == atomic_load(&hl_sampler_tid) || slot_of(tid, 0)) continue;
     struct hl_thread_state *slot = slot_of(tid, 1);
     if (!slot) continue;  // more than 8,192 threads: the rest run on, unscanned
     fresh++;

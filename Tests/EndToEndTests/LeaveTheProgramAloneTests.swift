@@ -235,6 +235,23 @@ import Testing
     #expect(report.scan.trigger == .api)
   }
 
+  /// With the exit scan's ptrace, and with periodic scans by signals: the shim's thread left
+  /// SIGPROF, the scan's stop signal, unblocked, so the kernel gave it the program's SIGPROF,
+  /// whose default action ended the process (signal 27 after "got 10").
+  @Test(arguments: [[:], ["HEAPLINE_STOP_SIGNAL": "27"]])
+  func aProgramThatTakesSIGPROFWithSigwaitGetsIt(environment: [String: String]) throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("sigwaitprof", in: dir)
+    let untraced = try Harness.run(program, [])
+    #expect(untraced.stdout == "got 10\ngot 27\ngot 15\n")
+    let trace = dir.appendingPathComponent("sigwait.trace").path
+    let options = environment.isEmpty ? [] : ["--leaks-every", "0.01"]
+    let traced = try Harness.heapline(
+      ["record", "-o", trace] + options + ["--", program], environment: environment)
+    #expect(traced.status == 0, "\(traced.stderr)")
+    #expect(traced.stdout == untraced.stdout)
+  }
+
   @Test func errnoIsTheProgramsAcrossEveryAllocation() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("endings", in: dir)
