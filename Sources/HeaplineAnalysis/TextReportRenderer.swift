@@ -183,11 +183,11 @@ public struct TextReportRenderer: ReportRenderer {
     let stacks = report.statistics.topStacks
     let stackCount = report.statistics.stackCount
     let byFunction = report.grouping == .function
-    guard !stacks.isEmpty else {
+    let what = byFunction ? "allocating functions" : "allocation stacks"
+    guard stackCount > 0 else {
       each((byFunction ? "Top functions" : "Top stacks") + "\n  (none)\n")
       return
     }
-    let what = byFunction ? "allocating functions" : "allocation stacks"
     each("Top \(stacks.count) of \(stackCount) \(what), \(order.phrase)\n")
     var known: [UInt64: (frames: [SymbolizedFrame], traits: [FrameStyle.Traits])] = [:]
     for (rank, stack) in stacks.enumerated() {

@@ -61,6 +61,7 @@ extension HeaplineCommand {
     }
 
     func run() throws {
+      try files.forEach(TraceInput.refuseMerged)
       let symbolizer = try frames.symbolizer(symbolize, traces: files)
       let limit = top ?? (format == .text ? 10 : nil)
       let text: String

@@ -83,9 +83,7 @@ extension HeaplineCommand {
       guard categories >= 0 else {
         throw ValidationError("--categories must be 0 or more, not \(categories)")
       }
-      if let upTo, !(upTo >= 0 && upTo < 1e9) {
-        throw ValidationError("--at must be a number of seconds from 0, not \(upTo)")
-      }
+      try TraceInput.checkSeconds(upTo, option: "--at")
     }
 
     func run() throws {

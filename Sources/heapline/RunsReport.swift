@@ -17,7 +17,8 @@ struct RunsReport {
 
   func render() -> String {
     let runs = profile.runs
-    var lines = ["Heapline report for \(runs.count) runs, stacks matched by function and line"]
+    let count = runs.count == 1 ? "1 run" : "\(runs.count) runs"
+    var lines = ["Heapline report for \(count), stacks matched by function and line"]
     for (number, run) in runs.enumerated() {
       let when = run.peakTime.map { " at \(TimeText.duration($0))" } ?? ""
       let sampled = run.sampleMeanBytes.map {

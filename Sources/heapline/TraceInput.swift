@@ -9,14 +9,18 @@ enum TraceInput {
   /// Opens `path` and prints its notices on stderr, one line each: a trace cut short or
   /// without a trailer, lost events, a process that ended before the shim could finish.
   static func open(_ path: String) throws -> TraceReader {
-    if MergedProfile.isMerged(path: path) {
-      throw ValidationError(
-        "'\(path)' is a merged profile (heapline merge), which holds no events: heapline report"
-          + " and heapline export --format pprof read it; this command takes a trace")
-    }
+    try refuseMerged(path)
     let reader = try TraceReader(path: path)
     for notice in try reader.notices() { CLIOutput.warning(notice) }
     return reader
+  }
+
+  /// Throws when `path` is a merged profile, for a command that takes traces.
+  static func refuseMerged(_ path: String) throws {
+    guard MergedProfile.isMerged(path: path) else { return }
+    throw ValidationError(
+      "'\(path)' is a merged profile (heapline merge), which holds no events: heapline report"
+        + " and heapline export --format pprof read it; this command takes a trace")
   }
 
   /// Opens `path` for an analysis that needs every block (`command` names it), which a trace
@@ -36,11 +40,13 @@ enum TraceInput {
     UInt64((seconds * 1e9).rounded())
   }
 
-  /// Throws unless `value` is a number of seconds from 0 (NaN and infinities fail).
+  /// Throws unless `value` is a number of seconds from 0 to under 1e9 (NaN and infinities
+  /// fail).
   static func checkSeconds(_ value: Double?, option: String) throws {
     guard let value else { return }
     guard value >= 0 && value < 1e9 else {
-      throw ValidationError("\(option) must be a number of seconds from 0, not \(value)")
+      throw ValidationError(
+        "\(option) must be a number of seconds from 0 to under 1e9 (31 years), not \(value)")
     }
   }
 

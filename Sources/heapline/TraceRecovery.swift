@@ -28,7 +28,8 @@ enum TraceRecovery {
   {
     if let moved = shared.execTraces {
       let names =
-        moved.count == 1 ? "\(path).\(moved.first)" : "\(path).\(moved.first) … \(path).\(moved.last)"
+        moved.count == 1
+        ? "\(path).\(moved.first)" : "\(path).\(moved.first) … \(path).\(moved.last)"
       CLIOutput.note(
         "the program ran exec \(moved.count) time(s): the trace of each program before it is in "
           + names)

@@ -76,8 +76,13 @@ import Testing
     let runs = try Self.threeRuns(in: directory)
     let merged = directory.appendingPathComponent("runs.merged").path
     try Self.merge(runs, runs: 3, into: merged)
-    for command in ["timeline", "objects", "leaks"] {
-      let result = try Harness.heapline([command, merged])
+    // diff too, given it first or second: it called a merged file a corrupt trace
+    let commands = [
+      ["timeline", merged], ["objects", merged], ["leaks", merged], ["diff", merged, runs[0]],
+      ["diff", runs[0], merged],
+    ]
+    for command in commands {
+      let result = try Harness.heapline(command)
       #expect(result.status != 0)
       #expect(
         result.stderr

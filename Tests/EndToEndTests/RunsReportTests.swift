@@ -1,4 +1,5 @@
 import Foundation
+import HeaplineAnalysis
 import HeaplineTrace
 import Testing
 
@@ -59,6 +60,22 @@ import Testing
         },
         "\(result.stdout)")
     }
+  }
+
+  @Test func topZeroListsNoStackButSaysHowManyThereAre() throws {
+    // Given the blocks fixture: its stacks are there, and --top 0 asks for none of them
+    let directory = try Harness.temporaryDirectory()
+    let trace = try Self.record(["10", "48", "0", "0"], name: "zero", in: directory)
+    let count = try Statistics(reader: TraceReader(path: trace)).stackCount
+    let result = try Harness.heapline(["report", trace, "--top", "0"])
+    #expect(
+      result.stdout.hasSuffix("\nTop 0 of \(count) allocation stacks, by live bytes at the peak\n"),
+      "\(result.stdout)")
+    // And a merged file of one run is "1 run"
+    let merged = directory.appendingPathComponent("one.merged").path
+    #expect(try Harness.heapline(["merge", trace, "-o", merged]).status == 0)
+    let one = try Harness.heapline(["report", merged])
+    #expect(one.stdout.hasPrefix("Heapline report for 1 run, stacks matched"), "\(one.stdout)")
   }
 
   @Test func severalTracesAreReportedAsTextOnly() throws {
