@@ -447,6 +447,8 @@ int hl_stopworld_signal(void);        // other threads of the shim must not bloc
 // Blocks every signal, or every one but the leak scan's stop signal (`stop_too` 0), keeping the
 // mask it replaced in `old` when not NULL. `old` is a sigset_t.
 void hl_block_signals(int stop_too, void *old);
+int hl_stop_signal_handled(void);  // the program has a handler for the stop signal
+void hl_stop_signal_changed(void);  // the shim's thread follows it before this returns
 
 // backing.c: memory that code maps itself and reports (heapline_backing_alloc).
 uint64_t hl_backing_total(void);  // bytes reported now, recording or not

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -94,26 +95,69 @@ void hl_sampler_housekeeping(int modules) {
 extern _Atomic int32_t hl_pressure_tid;  // pressure.c
 static sigset_t hl_program_mask;  // of the thread that started the sampler
 
-// The kernel's count of the process's threads, read at once from its main thread's status; 0
-// when unread. The main thread counts until the process ends: once it has exited, it stays a
-// zombie.
-static int thread_count(int32_t pid) {
-  char text[4096];
-  if (hl_task_read(pid, pid, "status", text, sizeof text) <= 0) return 0;
-  const char *line = strstr(text, "\nThreads:");
-  return line ? atoi(line + 10) : 0;
+// The main thread's status, through a descriptor opened when the shim's thread starts: once
+// the main thread has called pthread_exit, the last program thread to go may leave the shim no
+// way to open one (a program that lowered its descriptor limit to 3, or moved into a chroot
+// without /proc), and the process never ended (nor did SIGTERM end it: the shim's thread, the
+// only one left, blocks it). Held parked high, like the trace's; one that the program closed, or
+// put a file of its own on (told by device and inode), is not read, and the status is opened
+// anew for each read as before.
+static int hl_status_fd = -1;
+static struct stat hl_status_st;
+
+static void hold_main_status(void) {
+  char path[64];
+  hl_task_path(path, (int32_t)getpid(), (int32_t)getpid(), "status");
+  long fd = hl_raw(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+  if (fd < 0) return;
+  int parked = hl_fd_park((int)fd);
+  if (fstat(parked, &hl_status_st) == 0) hl_status_fd = parked;
+  else close(parked);
+}
+
+static int status_held(void) {
+  struct stat st;
+  return hl_status_fd >= 0 && fstat(hl_status_fd, &st) == 0 &&
+         st.st_dev == hl_status_st.st_dev && st.st_ino == hl_status_st.st_ino;
+}
+
+// Closes the descriptor only while it is the shim's: on a number the program took, it is the
+// program's file.
+static void let_go_of_main_status(void) {
+  if (status_held()) close(hl_status_fd);
+  hl_status_fd = -1;
+}
+
+static long read_main_status(int32_t pid, char *text, size_t size) {
+  if (status_held()) {
+    long len = hl_raw6(SYS_pread64, hl_status_fd, (long)text, (long)(size - 1), 0, 0, 0);
+    if (len > 0) {
+      text[len] = 0;
+      return len;
+    }
+  }
+  return hl_task_read(pid, pid, "status", text, size);
 }
 
 // Whether every thread but the shim's own has exited. The main thread goes first: until it has,
-// a look at its state is all it takes. Afterwards the count settles it: the main thread's
-// zombie, this thread, and the pressure thread once it has said its id (a pressure thread not
-// yet started counts as the program's, so the answer waits). It used to list the threads and
-// then read each one's state: a listed thread could make another and exit in between, and the
-// process was ended under the new one, a live program (exit status 0, its output lost).
+// a look at its state is all it takes. Afterwards the kernel's count of the process's threads
+// settles it, from the same status (the main thread counts until the process ends: it stays a
+// zombie): the main thread's zombie, this thread, and the pressure thread once it has said its
+// id (a pressure thread not yet started counts as the program's, so the answer waits). It used
+// to list the threads and then read each one's state: a listed thread could make another and
+// exit in between, and the process was ended under the new one, a live program (exit status 0,
+// its output lost).
 static int alone(void) {
   int32_t pid = (int32_t)getpid(), self = (int32_t)hl_raw(SYS_gettid, 0, 0, 0, 0);
-  if (pid == self || !hl_task_state_dead(hl_task_state(pid, pid))) return 0;
-  int n = thread_count(pid);
+  char text[4096];
+  if (pid == self || read_main_status(pid, text, sizeof text) <= 0) return 0;
+  const char *state = strstr(text, "\nState:");
+  if (!state) return 0;
+  for (state += 7; *state == ' ' || *state == '\t'; state++) {
+  }
+  if (!*state || !hl_task_state_dead(*state)) return 0;
+  const char *line = strstr(text, "\nThreads:");
+  int n = line ? atoi(line + 10) : 0;
   return n > 0 && n <= 2 + (atomic_load(&hl_pressure_tid) != 0);
 }
 
@@ -129,6 +173,44 @@ static void exit_as_the_last_thread(void) {
 }
 
 static _Atomic int hl_sampler_up;  // the thread has run, with the mask it was made with
+
+// The leak scan's stop signal (SIGPROF) reaches this thread only while the program handles it.
+// With the default action, a SIGPROF sent to the process, whose threads all block it to take
+// it with sigwait, came here, the one thread not blocking it, and ended the process. With a
+// handler it must: Swift's crash backtracer installs one and at once suspends every thread
+// with it (or SIGUSR1 or SIGUSR2, whichever the thread does not block), and said "failed to
+// suspend thread" of this one. So the program's sigaction on the signal waits until this
+// thread has followed it (hl_stop_signal_changed), 10 ms at most. A scan stops this thread
+// with ptrace, or with signals leaves it running (stopworld.c): it runs none of the program's
+// code.
+static _Atomic uint32_t hl_stop_changes, hl_stop_followed;
+static _Atomic int32_t hl_sampler_thread_id;
+
+static void follow_stop_signal(void) {
+  uint32_t changes = atomic_load(&hl_stop_changes);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, hl_stopworld_signal());
+  pthread_sigmask(hl_stop_signal_handled() ? SIG_UNBLOCK : SIG_BLOCK, &set, NULL);
+  atomic_store(&hl_stop_followed, changes);
+  hl_raw(SYS_futex, &hl_stop_followed, FUTEX_WAKE_PRIVATE, INT32_MAX, 0);
+}
+
+// After the program set the stop signal's disposition: async-signal-safe (a crash handler
+// calls it), raw system calls only.
+void hl_stop_signal_changed(void) {
+  int32_t sampler = atomic_load(&hl_sampler_thread_id);
+  if (!sampler || sampler == (int32_t)hl_raw(SYS_gettid, 0, 0, 0, 0)) return;
+  uint32_t change = atomic_fetch_add(&hl_stop_changes, 1) + 1;
+  hl_sampler_wake();
+  uint64_t start = hl_raw_monotonic_ns();
+  for (uint32_t seen; (int32_t)((seen = atomic_load(&hl_stop_followed)) - change) < 0;) {
+    uint64_t waited = hl_raw_monotonic_ns() - start;
+    if (waited >= 10 * 1000 * 1000) return;
+    struct timespec pause = hl_span(10 * 1000 * 1000 - waited);
+    hl_raw(SYS_futex, &hl_stop_followed, FUTEX_WAIT_PRIVATE, seen, &pause);
+  }
+}
 
 // Set, and its futex woken, when the thread has work that must not wait for its next tick.
 static _Atomic uint32_t hl_wake;
@@ -157,6 +239,9 @@ enum {
 
 static void *hl_main(void *arg) {
   (void)arg;
+  hold_main_status();
+  atomic_store(&hl_sampler_thread_id, (int32_t)hl_raw(SYS_gettid, 0, 0, 0, 0));
+  follow_stop_signal();
   atomic_store(&hl_sampler_up, 1);
   hl_tls.internal = 1;  // what this thread allocates (the Swift runtime, naming) is not traced
   hl_leaks_sampler_started();
@@ -171,12 +256,14 @@ static void *hl_main(void *arg) {
     // when the thread looked every 10 ms, not one scan after another.
     uint64_t gap_end = woke + HL_WAKE_GAP_NS;
     sleep_until(due > gap_end ? due : gap_end);
+    follow_stop_signal();
     // A wake inside the gap sleeps out the rest of it, but the stop's does not: a program that
     // exited just after a wake waited out the gap in its exit, 10 ms.
     while (hl_now() < gap_end) {
       atomic_store(&hl_wake, 0);
       if (!atomic_load(&hl_running)) break;  // read after the clear: the stop sets it first
       sleep_until(gap_end);
+      follow_stop_signal();
     }
     atomic_store(&hl_wake, 0);
     if (!atomic_load(&hl_running)) break;
@@ -208,11 +295,8 @@ void hl_sampler_start(void) {
   if (ms && atoi(ms) >= 10) hl_tick_ms = (unsigned)atoi(ms) / 10 * 10;
   atomic_store(&hl_running, 1);
   atomic_store(&hl_wake, 0);
-  // The program's signals must never be delivered to the shim's thread, the leak scan's stop
-  // signal (SIGPROF) included: a program that blocks SIGPROF in its threads to take it with
-  // sigwait had it delivered here, where its default action ended the process. A scan stops
-  // this thread with ptrace, or with signals leaves it running (stopworld.c): it runs none of
-  // the program's code.
+  // The program's signals must never be delivered to the shim's thread (follow_stop_signal
+  // says when SIGPROF is).
   sigset_t old;
   hl_block_signals(1, &old);
   hl_program_mask = old;
@@ -240,6 +324,13 @@ void hl_sampler_stop(void) {
   hl_sampler_wake();
   if (hl_started && !pthread_equal(pthread_self(), hl_thread)) pthread_join(hl_thread, NULL);
   hl_started = 0;
+  atomic_store(&hl_sampler_thread_id, 0);
+  let_go_of_main_status();
 }
 
-void hl_sampler_forget(void) { hl_started = 0; }  // in a fork child: the thread is not there
+// In a fork child: the thread is not there, and the status held is the parent's.
+void hl_sampler_forget(void) {
+  hl_started = 0;
+  atomic_store(&hl_sampler_thread_id, 0);
+  let_go_of_main_status();
+}

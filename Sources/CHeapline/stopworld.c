@@ -147,14 +147,33 @@ void hl_stopworld_install(void) {
   atomic_store(&hl_installed, 1);
 }
 
+// Whether the program handles the stop signal (a handler of its own, not the default or
+// ignored): the shim's thread takes the signal only then (sampler.c).
+int hl_stop_signal_handled(void) {
+  if (atomic_load(&hl_installed)) return has_handler(&hl_previous);
+  struct {
+    void *handler;
+    unsigned long flags;
+    void *restorer;
+    uint64_t mask;
+  } now;
+  return hl_raw(SYS_rt_sigaction, hl_stopworld_signal(), NULL, &now, 8) == 0 &&
+         now.handler != SIG_DFL && now.handler != SIG_IGN;
+}
+
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
   if (!hl_real_sigaction) hl_real_sigaction = dlsym(RTLD_NEXT, "sigaction");
-  if (!atomic_load(&hl_installed) || sig != hl_stopworld_signal())
-    return hl_real_sigaction(sig, act, old);
+  if (sig != hl_stopworld_signal()) return hl_real_sigaction(sig, act, old);
+  if (!atomic_load(&hl_installed)) {
+    int result = hl_real_sigaction(sig, act, old);
+    if (act) hl_stop_signal_changed();  // the shim's thread follows it (sampler.c)
+    return result;
+  }
   struct sigaction was = hl_previous;
   if (act) {
     hl_previous = *act;
     install_over(act);
+    hl_stop_signal_changed();
   }
   if (old) *old = was;
   return 0;

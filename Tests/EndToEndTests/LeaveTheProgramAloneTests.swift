@@ -80,14 +80,15 @@ import Testing
     let command = "\"$0\" record --no-leaks -o \"$1\" -- \"$2\" look"
     let traced = try descriptors(command).intersection(descriptors(command))
       .intersection(descriptors(command))
-    // Untraced, the program holds none; traced, the shim holds the trace and libunwind's pipe
-    // (two ends; the memory-warning thread's eventfd only when a warning source is asked for),
-    // all among 13…15 and close-on-exec, so that every number below is the program's
+    // Untraced, the program holds none; traced, the shim holds the trace, libunwind's pipe
+    // (two ends) and the main thread's status (the memory-warning thread's eventfd only when a
+    // warning source is asked for), all among 12…15 and close-on-exec, so that every number
+    // below is the program's
     #expect(untraced.isEmpty)
     let shims = traced.subtracting(untraced).map { $0.split(separator: " ") }
-    #expect(shims.count == 3)
+    #expect(shims.count == 4)
     for fields in shims {
-      #expect((13...15).contains(Int(fields[1]) ?? 0), "\(fields)")
+      #expect((12...15).contains(Int(fields[1]) ?? 0), "\(fields)")
       #expect(fields[3] == "1", "\(fields)")
     }
   }

@@ -41,6 +41,20 @@ import Testing
     #expect(stats.category(named: "Malloc 48 Bytes")?.totalCount == UInt64(threads))
   }
 
+  @Test func aProgramWhoseLastThreadCanOpenNoDescriptorEndsWhenItDoes() throws {
+    // Given a program that lowers its descriptor limit to 3, then leaves main with
+    // pthread_exit: the shim's thread could no longer open the main thread's status to see
+    // that the last thread had gone, and the process lived on, with SIGTERM blocked
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("nofiles", in: dir)
+    let trace = dir.appendingPathComponent("nofiles.trace").path
+    let result = try record(["-o", trace, "--", program], seconds: 20)
+    // Then it ends as untraced, with its output, and the trace is whole
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "worker done\n")
+    #expect(try TraceReader(path: trace).trailer?.endReason == .exited)
+  }
+
   @Test func aLeakScanWhileAThreadReloadsALibraryNeverWaitsForTheLoader() throws {
     // Given a program whose thread loads and unloads a library 3,000 times while two others
     // allocate, scanned every 10 ms: a scan asked the loader whether modules had come or gone
