@@ -131,6 +131,12 @@ struct hl_scan {
   struct hl_edge recent[8];  // the last edges from `from`, which one pointer more would repeat
   uint32_t recent_count;
   struct hl_vec maps;      // of struct hl_mapping
+  struct hl_vec clipped;   // uint32_t, in order: blocks with pages the program made unreadable
+  // Swift's pointer encodings (scan.c), read only where its runtime is: in a C program a
+  // tagged word is no pointer, as memcheck takes it.
+  int swift;
+  uint64_t addr_mask;   // what of a word is its address: the top byte is Swift's spare bits
+  uint64_t start_mask;  // a pointer within a block's first word counts as one to its start
   uint64_t root_bytes;
   struct hl_vec scanned;  // struct hl_mapping: the root regions scanned, while `record` is set
   int record;

@@ -7,7 +7,10 @@
 // With --graph (scangraph.c), phase 0 waits until every root is read, then floods breadth first
 // with the frontier as a queue, noting who reached each block first.
 //
-// Words are read as Swift stores pointers on x86-64 (swift/stdlib/public/SwiftShims/System.h):
+// Where the Swift runtime is loaded, words are read as Swift stores pointers on x86-64
+// (swift/stdlib/public/SwiftShims/System.h); in a C or C++ program, as plain addresses, as
+// memcheck reads them (a tagged pointer there kept its block reachable, where memcheck calls it
+// lost, and a word that looked like a side table's kept its target alive):
 //  - the top byte is spare (SWIFT_ABI_X86_64_SWIFT_SPARE_BITS_MASK = 0xFF00000000000007): enum
 //    tags of multi-payload enums, String's discriminator nibble and immortal bit, bridge object
 //    tag bits live there, so it is cleared before the lookup; the low three bits are spare too,
@@ -30,9 +33,13 @@
 
 int hl_scan_begin(struct hl_scan *s) {
   memset(s, 0, sizeof *s);
+  s->swift = hl_swift_present;
+  s->addr_mask = s->swift ? HL_ADDR_MASK : ~0ull;
+  s->start_mask = s->swift ? ~7ull : ~0ull;
   hl_vec_init(&s->frontier, sizeof(uint32_t));
   hl_vec_init(&s->edges, 1);
   hl_vec_init(&s->maps, sizeof(struct hl_mapping));
+  hl_vec_init(&s->clipped, sizeof(uint32_t));
   hl_vec_init(&s->scanned, sizeof(struct hl_mapping));
   int err = hl_index_build(&s->ix);
   if (err) return err;
@@ -49,6 +56,7 @@ void hl_scan_end(struct hl_scan *s) {
   hl_vec_free(&s->frontier);
   hl_vec_free(&s->edges);
   hl_vec_free(&s->maps);
+  hl_vec_free(&s->clipped);
   hl_vec_free(&s->scanned);
 }
 
@@ -137,12 +145,12 @@ static inline int is_array_cookie(const struct hl_sblock *b, uint64_t p) {
 
 // The block a word points into, or -1; *interior is set when it points past the first word.
 static inline int64_t target(const struct hl_scan *s, uint64_t word, int *interior) {
-  uint64_t p = word & HL_ADDR_MASK;
+  uint64_t p = word & s->addr_mask;
   if (p - s->ix.lo >= s->ix.hi - s->ix.lo) return -1;
   int64_t j = hl_index_lookup(&s->ix, p, interior);
   if (j >= 0 && *interior) {
     const struct hl_sblock *b = &s->ix.blocks[j];
-    if ((p & ~7ull) == hl_sblock_addr(b) || is_array_cookie(b, p)) *interior = 0;
+    if ((p & s->start_mask) == hl_sblock_addr(b) || is_array_cookie(b, p)) *interior = 0;
   }
   return j;
 }
@@ -158,13 +166,25 @@ static void scan_words(struct hl_scan *s, const uint64_t *w, const uint64_t *end
 // A side table's word 0 names its object, whose word 1 names the side table back.
 static int is_side_table_back_pointer(const struct hl_scan *s, uint64_t side, int64_t object) {
   const struct hl_sblock *o = &s->ix.blocks[object];
-  if (o->size < 16) return 0;
+  if (!s->swift || o->size < 16) return 0;
   uint64_t refcount = ((const uint64_t *)(uintptr_t)hl_sblock_addr(o))[1];
   return (refcount & HL_SIDE_TABLE_BITS) == HL_SIDE_TABLE_BITS &&
          (refcount & HL_SIDE_TABLE_POINTER) << 3 == side;
 }
 
-// Large blocks may hold pages the program made unreadable: scan the readable parts only.
+// Whether block `j` holds pages the program made unreadable (hl_scan_skip_unmapped).
+static int is_clipped(const struct hl_scan *s, uint32_t j) {
+  const uint32_t *c = (const uint32_t *)s->clipped.data;
+  size_t lo = 0, hi = s->clipped.len;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (c[mid] < j) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < s->clipped.len && c[lo] == j;
+}
+
+// A block with pages the program made unreadable (mprotect): its readable parts are scanned.
 static void scan_clipped(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
   const struct hl_mapping *m = s->maps.len ? hl_maps_find(&s->maps, lo) : NULL;
   const struct hl_mapping *last = (const struct hl_mapping *)s->maps.data + s->maps.len;
@@ -191,6 +211,10 @@ static void scan_block(struct hl_scan *s, uint32_t j) {
   uint64_t last = hl_sblock_end(b);
   const uint64_t *end =
       (const uint64_t *)(uintptr_t)(((usable > last ? usable : last) + 7) & ~7ull);
+  if (s->clipped.len && is_clipped(s, j)) {
+    scan_clipped(s, (uintptr_t)w, (uintptr_t)end);
+    return;
+  }
   if (w < end) {
     int interior;
     int64_t t = target(s, w[0], &interior);
@@ -198,7 +222,7 @@ static void scan_block(struct hl_scan *s, uint32_t j) {
       hit(s, (uint32_t)t, interior, w);
   }
   if (w + 1 < end) {
-    if ((w[1] & HL_SIDE_TABLE_BITS) == HL_SIDE_TABLE_BITS) {
+    if (s->swift && (w[1] & HL_SIDE_TABLE_BITS) == HL_SIDE_TABLE_BITS) {
       int interior;
       int64_t t = hl_index_lookup(&s->ix, (w[1] & HL_SIDE_TABLE_POINTER) << 3, &interior);
       if (t >= 0 && !interior) hit(s, (uint32_t)t, 0, w + 1);
@@ -234,9 +258,12 @@ static void flood_breadth_first(struct hl_scan *s) {
   s->frontier.len = 0;
 }
 
-// Blocks whose memory is no longer readable are stale entries of the live table (a free it did
-// not see, after which the heap shrank): not scanned, not reported. Blocks and mappings are
-// both in address order, so one merge pass finds them.
+// Blocks whose first word is no longer readable are stale entries of the live table (a free it
+// did not see, after which the heap shrank): not scanned, not reported. A block that begins
+// readable but holds pages the program made unreadable (mprotect) is the program's: it is
+// scanned where it can be read (scan_clipped), and reported if lost. It used to be taken for
+// stale too: what only it pointed to was called lost, and it was never reported itself, as
+// memcheck does. Blocks and mappings are both in address order, so one merge pass finds them.
 uint32_t hl_scan_skip_unmapped(struct hl_scan *s) {
   const struct hl_mapping *m = (const struct hl_mapping *)s->maps.data;
   const struct hl_mapping *last = m + s->maps.len;
@@ -250,9 +277,13 @@ uint32_t hl_scan_skip_unmapped(struct hl_scan *s) {
     uint64_t end = hl_sblock_end(b);
     while (n < last && n->lo <= covered && (n->flags & HL_MAP_R) && covered < end)
       covered = n++->hi;
-    if (covered < end) {
+    if (covered == hl_sblock_addr(b)) {
       s->state[j] = HL_REACHED;
       skipped++;
+    } else if (covered < end) {
+      uint32_t *slot = hl_vec_push(&s->clipped);
+      if (slot) *slot = j;
+      else s->state[j] = HL_REACHED;  // no memory to note it: not scanned, as before
     }
   }
   return skipped;

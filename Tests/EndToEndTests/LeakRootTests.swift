@@ -42,6 +42,24 @@ import Testing
       ])
   }
 
+  @Test func aCProgramsTaggedWordsAreNoPointersAsMemcheckReadsThem() throws {
+    // Given a C program that holds blocks only through words tagged in their top bits or shaped
+    // as Swift's side table references, and keeps a block whose word looks like its side
+    // table's reference back: Swift's encodings, read in every program, kept the four reachable
+    // and called the fifth lost
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("taggedc", in: dir)
+    let heapline = try Referees.heapline(program, in: dir)
+    // Then the four are definitely lost and the fifth reachable, as memcheck says
+    let definitely = LeakAmount(blocks: 4, bytes: 102 + 103 + 105 + 77)
+    #expect(heapline.report.definitelyLost == definitely)
+    #expect(heapline.report.indirectlyLost == LeakAmount())
+    #expect(heapline.report.possiblyLost == LeakAmount())
+    let memcheck = try Referees.memcheck(program)
+    #expect(memcheck.definitelyLost == definitely)
+    #expect(memcheck.possiblyLost == LeakAmount())
+  }
+
   /// Fixtures/exitcaller.c: the frames that called exit() stay live to the end, as memcheck
   /// takes them; once main has returned, its frame is gone.
   @Test func memoryTheProgramTookWithSbrkPastGlibcsHeapIsARoot() throws {
