@@ -118,7 +118,11 @@ const struct hl_mapping *hl_maps_find(const struct hl_vec *maps, uintptr_t addr)
 }
 
 // Reads memory that may have been unmapped since the maps were read: the kernel checks it.
+// Through the calling thread's id, not the process's: once the main thread has called
+// pthread_exit, the process's id names a zombie with no memory, and every read failed (a scan
+// at exit then read none of the program's private mappings, and called what they held lost).
 int hl_safe_read(uintptr_t addr, void *out, size_t bytes) {
   struct iovec local = {out, bytes}, remote = {(void *)addr, bytes};
-  return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == (long)bytes;
+  return syscall(SYS_process_vm_readv, syscall(SYS_gettid), &local, 1UL, &remote, 1UL, 0UL) ==
+         (long)bytes;
 }

@@ -42,6 +42,22 @@ import Testing
       ])
   }
 
+  @Test func privateMappingsStayRootsOnceTheMainThreadHasGone() throws {
+    // Given a program whose main thread keeps blocks only in private mappings of its own, then
+    // leaves with pthread_exit: the scan at exit read memory through the process's id, which
+    // then names a zombie with no memory, so every such read failed and both were lost
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("mainexits", in: dir)
+    let heapline = try Referees.heapline(
+      program, [dir.appendingPathComponent("heapline.map").path], in: dir)
+    // Then only the dropped block is lost, as memcheck says
+    let definitely = LeakAmount(blocks: 1, bytes: 555)
+    #expect(heapline.report.definitelyLost == definitely)
+    #expect(heapline.report.possiblyLost == LeakAmount())
+    let memcheck = try Referees.memcheck(program, [dir.appendingPathComponent("vg.map").path])
+    #expect(memcheck.definitelyLost == definitely)
+  }
+
   @Test func aCProgramsTaggedWordsAreNoPointersAsMemcheckReadsThem() throws {
     // Given a C program that holds blocks only through words tagged in their top bits or shaped
     // as Swift's side table references, and keeps a block whose word looks like its side
