@@ -21,6 +21,32 @@ static char hl_store[HL_OPTION_BYTES];  // copies: the environment's strings are
 static size_t hl_used;
 static int hl_loaded;
 
+// The environment is read and scrubbed here, in place in `environ`, not through getenv and
+// unsetenv: a program may define those itself, and its own answer for the whole process. bash
+// does: its unsetenv, called before its main, did nothing, and bash and every program it ran
+// saw the shim's settings and LD_PRELOAD (each child loaded the shim again, and bash, importing
+// eleven variables more, made 70 allocations more than untraced).
+extern char **environ;
+
+static char **find_entry(const char *name) {
+  size_t len = strlen(name);
+  for (char **entry = environ; entry && *entry; entry++)
+    if (strncmp(*entry, name, len) == 0 && (*entry)[len] == '=') return entry;
+  return NULL;
+}
+
+static char *read_env(const char *name) {
+  char **entry = find_entry(name);
+  return entry ? *entry + strlen(name) + 1 : NULL;
+}
+
+// As glibc's unsetenv: every entry of `name` goes, the ones after it move down.
+static void remove_env(const char *name) {
+  for (char **entry; (entry = find_entry(name));)
+    do entry[0] = entry[1];
+    while (*entry++);
+}
+
 static const char *keep(const char *value) {
   size_t len = strlen(value);
   if (hl_used + len + 1 > sizeof hl_store) return NULL;
@@ -36,10 +62,10 @@ static const char *keep(const char *value) {
 // "-" for none. Taken apart instead, an empty LD_PRELOAD went missing and one with spaces lost
 // them. Without it (a recording begun by hand), the library's entry alone is taken out.
 static void scrub_preload(const char *library, const char *was) {
-  char *list = getenv("LD_PRELOAD");
+  char *list = read_env("LD_PRELOAD");
   if (!list || !library || !*library) return;
   if (was && (*was == '-' || (*was == '+' && strlen(was + 1) <= strlen(list)))) {
-    if (*was == '-') unsetenv("LD_PRELOAD");
+    if (*was == '-') remove_env("LD_PRELOAD");
     else memmove(list, was + 1, strlen(was + 1) + 1);
     return;
   }
@@ -57,23 +83,23 @@ static void scrub_preload(const char *library, const char *was) {
     entry = next;
   }
   *out = 0;
-  if (!kept) unsetenv("LD_PRELOAD");
+  if (!kept) remove_env("LD_PRELOAD");
 }
 
 void hl_options_load(void) {
   if (hl_loaded) return;
   hl_loaded = 1;
   for (int i = 0; i < HL_OPTIONS; i++) {
-    const char *value = getenv(hl_names[i]);
+    const char *value = read_env(hl_names[i]);
     if (value) hl_values[i] = keep(value);
   }
   // Only a program that `heapline record` started is scrubbed: a Swift test that links the shim
   // runs with the environment its runner gave it.
   if (!hl_values[0]) return;
   // Not a setting: read once, here, and never passed on (an exec's shim says its own, exec.c)
-  scrub_preload(hl_option("HEAPLINE_PRELOAD"), getenv("HEAPLINE_PRELOAD_WAS"));
-  unsetenv("HEAPLINE_PRELOAD_WAS");
-  for (int i = 0; i < HL_OPTIONS; i++) unsetenv(hl_names[i]);
+  scrub_preload(hl_option("HEAPLINE_PRELOAD"), read_env("HEAPLINE_PRELOAD_WAS"));
+  remove_env("HEAPLINE_PRELOAD_WAS");
+  for (int i = 0; i < HL_OPTIONS; i++) remove_env(hl_names[i]);
 }
 
 const char *hl_option(const char *name) {

@@ -26,6 +26,24 @@ import Testing
     #expect(stats.category(named: "Malloc 1008 Bytes")?.totalCount == 5000)
   }
 
+  @Test func aShellWithAnEnvironmentOfItsOwnPassesOnNoneOfHeaplinesVariables() throws {
+    // Given bash, which defines getenv, setenv and unsetenv itself: the shim's unsetenv called
+    // bash's, which does nothing before bash's main, and bash passed every HEAPLINE_* setting
+    // and the shim's LD_PRELOAD on to the programs it ran
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("shell.trace").path
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", "/bin/bash", "-c", "\"$0\" look; true", program],
+      environment: ["LD_PRELOAD": ""])
+    #expect(result.status == 0, "\(result.stderr)")
+    // Then the program bash forks and runs sees what it would untraced
+    let variables = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+      .filter { $0.hasPrefix("env ") }
+    #expect(variables == ["env LD_PRELOAD="])
+  }
+
   @Test func theProgramsSignalDispositionsAreWhatTheyWouldBeUntraced() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("endings", in: dir)
