@@ -143,6 +143,34 @@ static inline int is_array_cookie(const struct hl_sblock *b, uint64_t p) {
   return n >= 1 && n <= size - 8 && (size - 8) % n == 0;
 }
 
+static int is_clipped(const struct hl_scan *s, uint32_t j);
+
+// Whether `addr` may be a vtable's: aligned, past the first page, in a read-only part of a
+// mapped file (.data.rel.ro, once the loader has made it read-only).
+static int is_vtable_address(const struct hl_scan *s, uint64_t addr) {
+  if ((addr & 7) || addr < 4096) return 0;
+  const struct hl_mapping *m = hl_maps_find(&s->maps, (uintptr_t)addr);
+  return m && (m->flags & (HL_MAP_R | HL_MAP_W | HL_MAP_FILE)) == (HL_MAP_R | HL_MAP_FILE);
+}
+
+// memcheck's other heuristics for a pointer into a block's middle that is the block's own
+// (its --leak-check-heuristics, all on by default), so that a C++ program's verdicts are its:
+//   length64             a 64-bit length in word 0, the block's size less 8, and p past it;
+//   stdstring            libstdc++'s old string: length and capacity, then p at the chars;
+//   multipleinheritance  p at a base's vtable pointer, word 0 the object's vtable pointer (a
+//                        C++ object held through its second base: possibly lost, where memcheck
+//                        calls it reachable).
+static int is_own_inner_pointer(const struct hl_scan *s, uint32_t j, uint64_t p) {
+  const struct hl_sblock *b = &s->ix.blocks[j];
+  uint64_t start = hl_sblock_addr(b), size = hl_sblock_end(b) - start;
+  if (size < 16 || (s->clipped.len && is_clipped(s, j))) return 0;
+  const uint64_t *w = (const uint64_t *)(uintptr_t)start;
+  if (p == start + 8 && w[0] > 0 && w[0] == size - 8) return 1;
+  if (p == start + 24 && size >= 25 && w[0] <= w[1] && 24 + w[1] + 1 == size) return 1;
+  return !(p & 7) && p + 8 <= start + size && is_vtable_address(s, *(const uint64_t *)p) &&
+         is_vtable_address(s, w[0]);
+}
+
 // The block a word points into, or -1; *interior is set when it points past the first word.
 static inline int64_t target(const struct hl_scan *s, uint64_t word, int *interior) {
   uint64_t p = word & s->addr_mask;
@@ -150,7 +178,9 @@ static inline int64_t target(const struct hl_scan *s, uint64_t word, int *interi
   int64_t j = hl_index_lookup(&s->ix, p, interior);
   if (j >= 0 && *interior) {
     const struct hl_sblock *b = &s->ix.blocks[j];
-    if ((p & s->start_mask) == hl_sblock_addr(b) || is_array_cookie(b, p)) *interior = 0;
+    if ((p & s->start_mask) == hl_sblock_addr(b) || is_array_cookie(b, p) ||
+        is_own_inner_pointer(s, (uint32_t)j, p))
+      *interior = 0;
   }
   return j;
 }
