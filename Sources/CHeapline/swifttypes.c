@@ -130,6 +130,7 @@ HL_HOOK uint32_t hl_swift_classify_in(struct hl_buffer *b, uint64_t size, const 
         hl_class_ids[n] = cat;
         atomic_store(&hl_class_count, n + 1);
         hl_spin_unlock(&hl_types_lock);
+        hl_sampler_wake();  // to name it now (sampler.c)
       }
     }
     atomic_store_explicit(&hl_types[slot].category, cat ? cat : HL_NOT_SWIFT,

@@ -353,6 +353,10 @@ import Testing
       #expect(result.status == 128 + SIGILL)
       #expect(result.stderr.contains("Fatal error: at once, 5 made"))
       #expect(!result.stderr.contains("failed to suspend thread"), "\(result.stderr)")
+      // And the trace recovered names its class, made a moment before the trap: it was named
+      // at the shim's next housekeeping, half a second on ("Category 1025")
+      let stats = try Statistics(reader: TraceReader(path: trace))
+      #expect(stats.category(named: "crashatonce.Made")?.totalCount == 5)
     }
   }
 
