@@ -17,7 +17,7 @@ import HeaplineTrace
 /// rule?.name  // "loader"
 /// ```
 public struct LeakDefaultSuppression: Hashable, Sendable {
-  /// A short name: `loader`, `c-runtime`, `c++-runtime` or `swift-runtime`.
+  /// A short name: `loader`, `c-runtime`, `c++-runtime`, `swift-runtime` or `dispatch`.
   public var name: String
   /// What it leaves out, for reports.
   public var summary: String
@@ -61,6 +61,10 @@ public struct LeakDefaultSuppression: Hashable, Sendable {
         "swift_alloc*", "swift::swift_alloc*", "swift_initStackObject*", "swift_bufferAllocate*",
         "*allocError*", "swift_task_alloc*", "swift_job_alloc*", "swift_task_create*",
       ]),
+    LeakDefaultSuppression(
+      name: "dispatch",
+      summary: "libdispatch's cached continuations (kept for reuse by each thread)",
+      modules: ["libdispatch.so*"], functions: ["_dispatch_continuation_alloc*"]),
   ]
 
   /// Frames of the allocator itself, skipped to find the frame that called it.

@@ -70,6 +70,11 @@ import Testing
         "async growth, at most 3832: clean",
         "async growth, at most 3831: 3832 bytes in 26 blocks allocated by the test are still live,"
           + " over its limit of 3831 bytes",
+        // A body that only sleeps: dispatch's cached continuations are not the body's (128
+        // bytes of them were over the limit at every run)
+        "async sleep, at most any: clean",
+        "async sleep, at most 0: clean",
+        "async sleep, at most 0: clean",
       ])
   }
 }

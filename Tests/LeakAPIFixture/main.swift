@@ -306,5 +306,15 @@ if runs("growth") {
         keepAttachments()
       }
     }
+    // A body that only sleeps keeps nothing: dispatch keeps the continuations of its timer
+    // cached for the thread, which are dispatch's (after a first run, which leaves the queue
+    // that the concurrency runtime makes for timers once behind too)
+    for limit: UInt64? in [nil, 0, 0] {
+      await expectNoLeaks(
+        "async sleep, at most \(limit.map(String.init) ?? "any")", liveBytesAtMost: limit
+      ) {
+        try await Task.sleep(nanoseconds: 1_000)
+      }
+    }
   }
 }
