@@ -33,6 +33,9 @@ public struct TraceMetadata: Sendable {
   private var farNodes: [StackID: StackNode] = [:]
   /// Every CATEGORY record read so far, by id.
   public private(set) var namedCategories: [CategoryID: CategoryInfo] = [:]
+  /// Each Swift class's name as its record gives it, and the classes of each such name.
+  private var classNames: [CategoryID: String] = [:]
+  private var classesNamed: [String: [CategoryID]] = [:]
   /// Every MODULE record read so far, oldest first; lookups prefer the latest.
   public private(set) var modules: [TraceModule] = []
   /// Every leak scan read so far, by its number: LEAK_SCAN records with their LEAK_BLOCK and
@@ -165,7 +168,30 @@ public struct TraceMetadata: Sendable {
 
   /// Adds a CATEGORY record; a later record for the same id replaces it.
   public mutating func addCategory(_ info: CategoryInfo) {
+    if let old = classNames[info.id], old != info.name || info.kind != .swiftClass {
+      classesNamed[old]?.removeAll { $0 == info.id }
+      classNames[info.id] = nil
+      tellApart(old)
+    }
     namedCategories[info.id] = info
+    guard info.kind == .swiftClass else { return }
+    classNames[info.id] = info.name
+    if !classesNamed[info.name, default: []].contains(info.id) {
+      classesNamed[info.name, default: []].append(info.id)
+      classesNamed[info.name]!.sort()
+    }
+    tellApart(info.name)
+  }
+
+  /// Swift classes that print alike (a private class of one name in each of two files, local
+  /// classes of one name in two functions) are told apart by the order in which the program
+  /// first made them, `App.Item #1` and `App.Item #2`: with one name, report printed two rows
+  /// alike, timeline two columns of one header, and `objects --category` merged them.
+  private mutating func tellApart(_ name: String) {
+    let ids = classesNamed[name] ?? []
+    for (rank, id) in ids.enumerated() {
+      namedCategories[id]?.name = ids.count > 1 ? "\(name) #\(rank + 1)" : name
+    }
   }
 
   /// Adds a MODULE record. A module written again after `dlopen` wins over older records

@@ -37,6 +37,24 @@ import Testing
     return (trace, result)
   }
 
+  @Test func twoClassesThatPrintAlikeAreToldApartInTheOrderTheyWereMade() throws {
+    // Given a class named Local in each of two functions, 3 objects of the first, 5 of the
+    // second: both were one name, two rows alike in report and two columns of one header in
+    // timeline, and objects --category merged them
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.swiftFixture("samenames", ["-Onone"], in: dir)
+    let trace = dir.appendingPathComponent("samenames.trace").path
+    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program])
+    #expect(result.status == 0, "\(result.stderr)")
+    // Then each has a name of its own, numbered in the order the program first made them
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    #expect(stats.category(named: "samenames.Local #1")?.totalCount == 3)
+    #expect(stats.category(named: "samenames.Local #2")?.totalCount == 5)
+    #expect(stats.category(named: "samenames.Local") == nil)
+    let rows = try Harness.heapline(["objects", trace, "--category", "samenames.Local #2"])
+    #expect(try CSVTable(rows.stdout).rows.count == 5)
+  }
+
   @Test func classesAreNamedByModuleNestingAndGenericArgumentsAsTheRuntimeNamesThem() throws {
     // Given a program that keeps a known number of nested, generic and private classes
     let (trace, result) = try recordNames(in: try Harness.temporaryDirectory())
