@@ -237,8 +237,10 @@ uint32_t heapline_scope_push(const char *name) {
 
 void heapline_scope_pop(uint32_t token) { hl_tls.scope = token; }
 
+// Zero once nothing records: the live table keeps the last recording's blocks until the next
+// one begins, and a program asked it after Heapline.record returned was told they were live.
 uint64_t heapline_scope_live_bytes(const char *name, uint64_t *blocks) {
-  uint32_t id = name ? hl_category_find(name) : 0;
+  uint32_t id = name && atomic_load(&hl_state) == HL_ON ? hl_category_find(name) : 0;
   if (!id) {
     if (blocks) *blocks = 0;
     return 0;

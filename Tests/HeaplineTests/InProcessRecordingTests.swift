@@ -94,6 +94,25 @@ final class Widget {
     #expect(family.totalBytes == allocated.reduce(0, +))
   }
 
+  @Test func aScopesLiveBytesAreZeroOnceNothingRecords() throws {
+    // Given 5 blocks of 48 B kept in a scope while recording (in a plain buffer, made before:
+    // an Array growing in the scope would count there too)
+    let kept = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 5)
+    defer {
+      for i in 0..<5 { free(kept[i]) }
+      kept.deallocate()
+    }
+    var whileRecording: (bytes: UInt64, blocks: UInt64) = (0, 0)
+    _ = try Heapline.record {
+      Heapline.category("KeptAfter") { for i in 0..<5 { kept[i] = malloc(48) } }
+      whileRecording = Heapline.liveBytes(inCategory: "KeptAfter")
+    }
+    // Then the live table says so while recording, and nothing once the recording is over
+    #expect(whileRecording.bytes == 5 * 48 && whileRecording.blocks == 5)
+    let after = Heapline.liveBytes(inCategory: "KeptAfter")
+    #expect(after.bytes == 0 && after.blocks == 0)
+  }
+
   @Test func aBlockOfFourGibibytesOrMoreIsKeptExactlyBesideTheCompactBlocks() throws {
     // Given a block whose size needs more than the 32 bits of a compact slot (never touched,
     // so it costs address space only) and a small block, live together in a scope, then freed
@@ -141,7 +160,11 @@ final class Widget {
       for _ in 0..<4 {
         var thread = pthread_t()
         pthread_create(
-          &thread, nil, { _ in InProcessRecordingTests.churnInScope(); return nil }, nil)
+          &thread, nil,
+          { _ in
+            InProcessRecordingTests.churnInScope()
+            return nil
+          }, nil)
         threads.append(thread)
       }
       for thread in threads { pthread_join(thread, nil) }
