@@ -113,13 +113,13 @@ extension HTMLPageScript {
           amountText(group.indirectly_lost), " indirectly, ", amountText(group.possibly_lost),
           " possibly lost"));
         if (group.kind === "cycle") {
+          // The cycle's path, as its name gives it: its members in order would draw pointers
+          // that are not there (A, its array, and the two Bs that point back: "B \u2192 B").
           const chain = el("div", {class: "chain"});
-          group.members.forEach((member, k) => {
+          group.name.split(" \u2192 ").forEach((name, k) => {
             if (k) chain.append(el("span", {class: "arrow"}, "\u2192"));
-            chain.append(el("span", {class: "node", title: member.category}, member.short_name));
+            chain.append(el("span", {class: "node"}, name));
           });
-          chain.append(el("span", {class: "arrow"}, "\u2192"), el("span", {class: "node"},
-            group.members[0].short_name), el("span", {class: "muted"}, "(back to the first)"));
           node.append(chain);
         }
         for (const member of group.members) {

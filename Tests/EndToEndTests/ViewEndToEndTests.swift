@@ -23,6 +23,26 @@ struct ViewEndToEndTests {
     return try #require((object as? [String: Any])?["totals"] as? [String: Any])
   }
 
+  @Test func aLeakedCycleIsDrawnAlongItsPathNotThroughEveryBlockInIt() throws {
+    // Given a Holder whose array holds two Parts that each hold the Holder back, all dropped:
+    // the page drew every block of the cycle in a row, "… → Part → Part → Holder", a pointer
+    // from one Part to the other that is not there
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.swiftFixture("cyclechain", ["-Onone"], in: dir)
+    let trace = dir.appendingPathComponent("cycle.trace").path
+    let record = try Harness.heapline(["record", "-o", trace, "--", program])
+    try #require(record.status == 0, "\(record.stderr)")
+    let page = dir.appendingPathComponent("cycle.html").path
+    #expect(try Harness.heapline(["view", trace, "-o", page]).status == 0)
+    // Then the page draws the cycle's path, as the leak report names it
+    let dom = try ChromiumPage.dom(page, fragment: "leaks")
+    let nodes = ["Holder", "_ContiguousArrayStorage&lt;Swift.AnyObject&gt;", "Part", "Holder"]
+    let chain = nodes.map { "<span class=\"node\">\($0)</span>" }
+      .joined(separator: "<span class=\"arrow\">\u{2192}</span>")
+    #expect(dom.contains("<div class=\"chain\">\(chain)</div>"), "\(dom.prefix(4000))")
+  }
+
   @Test func thePageOfTheBlocksFixtureShowsItsExactPeakLiveBytesAndTopFunction() throws {
     // Given `blocks 1000 1000 400`: 1,000 blocks of 1,000 B from make_blocks (and its calloc
     // of 1,000 pointers), the first 400 freed
