@@ -13,7 +13,7 @@ static const char *const hl_names[] = {
     "HEAPLINE_WARN_AT_MS",      "HEAPLINE_MEMORY_LIMIT",   "HEAPLINE_WARN_SIGNAL",
     "HEAPLINE_PSI",             "HEAPLINE_SAMPLE_MS",      "HEAPLINE_STOP_SIGNAL",
     "HEAPLINE_PRELOAD",         "HEAPLINE_VERIFY_UNWIND",  "HEAPLINE_SAMPLE_BYTES",
-    "HEAPLINE_LEAKS_GRAPH",     "HEAPLINE_ROTATE_SECONDS",
+    "HEAPLINE_LEAKS_GRAPH",     "HEAPLINE_ROTATE_SECONDS", "HEAPLINE_TRACE_MODE",
 };
 enum { HL_OPTIONS = sizeof hl_names / sizeof *hl_names, HL_OPTION_BYTES = 8192 };
 static const char *hl_values[HL_OPTIONS];

@@ -194,6 +194,12 @@ int hl_writer_open(const char *path, int in_process) {
   if (len >= sizeof hl_path) return ENAMETOOLONG;
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
+  // The mode `heapline record` made the first file with, for the files made after an exec and
+  // at each rotation: with the program's umask, one that had set 0777 left traces no one could
+  // read. A recording begun in process keeps the program's umask.
+  long mode = hl_option_long("HEAPLINE_TRACE_MODE", -1, 0, 0777);
+  if (mode >= 0 && fchmod(fd, (mode_t)mode) != 0) { /* the file is written all the same */
+  }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     int err = errno ? errno : EINVAL;

@@ -142,6 +142,9 @@ extension HeaplineCommand {
         "HEAPLINE_SHARED": shared.pathForChild, "HEAPLINE_PRELOAD": preload,
         // The program's own LD_PRELOAD, exactly ("+value"), or none ("-"): the shim puts it back
         "HEAPLINE_PRELOAD_WAS": getenv("LD_PRELOAD").map { "+" + String(cString: $0) } ?? "-",
+        // The mode of the files the shim makes (after an exec, each rotation): this command's,
+        // not the program's umask (a program that set 0777 left traces no one could read)
+        "HEAPLINE_TRACE_MODE": String(Self.traceFileMode),
       ]
       if let every = markEvery {
         environment["HEAPLINE_MARK_EVERY_MS"] = String(Int((every * 1000).rounded()))
@@ -226,6 +229,14 @@ extension HeaplineCommand {
         CLIOutput.note("'\(program)' was ended by signal \(status.signal)")
       }
       throw ExitCode(status.code)
+    }
+
+    /// The mode this command makes a trace with: 0644 less its umask, read without changing it
+    /// for long (the command is single-threaded here).
+    static var traceFileMode: Int {
+      let mask = umask(0)
+      umask(mask)
+      return 0o644 & ~Int(mask)
     }
   }
 }

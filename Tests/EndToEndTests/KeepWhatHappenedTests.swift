@@ -99,6 +99,24 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: trace.path + ".2"))
   }
 
+  @Test func theTraceAfterAnExecHasTheModeRecordGaveTheFirstNotTheProgramsUmask() throws {
+    // Given a program that sets its umask to 0777 and execs itself: the trace its next program's
+    // shim made had mode 0 (no one but root could read it)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("umaskexec", in: dir)
+    let trace = dir.appendingPathComponent("umask.trace").path
+    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "after exec\n")
+    // Then both traces have the mode record made the first with
+    func mode(_ path: String) throws -> Int? {
+      try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+    }
+    let first = try #require(try mode(trace + ".1"))
+    #expect(first & 0o600 == 0o600)
+    #expect(try mode(trace) == first)
+  }
+
   @Test func aFailedExecKeepsBothHalves() throws {
     let run = try record(["exec-fails"], traceName: "failed.trace")
     #expect(run.result.status == 0)
