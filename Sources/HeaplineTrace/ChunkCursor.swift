@@ -271,10 +271,12 @@ struct ChunkCursor {
           guard skip <= UInt64(Int32.max) else { throw malformed("a TICK skips \(skip) records") }
           position += Int(skip)
           tickPositions.append(position)
-          tickDeltas.append(try reader.readVarint())
+          let delta = try reader.readVarint()
+          guard delta < Self.longestTick else { throw malformed("a TICK moves \(delta) ns on") }
+          tickDeltas.append(delta)
         case .info:
           info = info &+ UInt64(bitPattern: try reader.readSignedVarint()) &+ 1
-          let size = try reader.readVarint()
+          let size = try Self.blockSize(reader.readVarint())
           infoStack = infoStack &+ UInt64(bitPattern: try reader.readSignedVarint())
           let category = try reader.readVarint()
           let entry = TraceMetadata.AllocationInfo(
@@ -285,7 +287,9 @@ struct ChunkCursor {
         case .pc:
           pcIndex = pcIndex &+ UInt64(bitPattern: try reader.readSignedVarint()) &+ 1
           pc = pc &+ UInt64(bitPattern: try reader.readSignedVarint())
-          guard let index = UInt32(exactly: pcIndex) else { throw malformed("PC \(pcIndex) is out of range") }
+          guard let index = UInt32(exactly: pcIndex) else {
+            throw malformed("PC \(pcIndex) is out of range")
+          }
           metadata.addPC(pc, index: index)
         case .module:
           metadata.addModule(try Self.decodeModule(&reader))
@@ -302,6 +306,8 @@ struct ChunkCursor {
         }
       } catch let error as TraceError {
         throw error
+      } catch let error as MalformedRecord {
+        throw malformed(error.detail)
       } catch ByteCursor.Failure.overlongVarint {
         throw TraceError(
           path: path, reason: .malformedRecord(location(of: start), "varint over 64 bits"))
@@ -489,9 +495,20 @@ extension ChunkCursor {
     return FreeEvent(time: time, id: id, threadSerial: chunk.threadSerial)
   }
 
+  /// No block is larger than the address space (2^47 bytes on x86-64): a larger size is a damaged
+  /// or forged record, whose sums would wrap (a size of 2^64 - 1 made "Bytes allocated" small).
+  static func blockSize(_ size: UInt64) throws -> UInt64 {
+    guard size < 1 << 48 else { throw MalformedRecord(detail: "a block of \(size) bytes") }
+    return size
+  }
+
+  /// No thread's clock moves 36 years in one step: a TICK past this is damaged or forged (one
+  /// of 2^64 - 1 ns wrapped the time back by a nanosecond, and moved the report's peak).
+  static let longestTick: UInt64 = 1 << 60
+
   private mutating func decodeAlloc() throws -> AllocationEvent {
     time &+= try cursor.readVarint()
-    let size = try cursor.readVarint()
+    let size = try Self.blockSize(cursor.readVarint())
     let stack = StackID(try cursor.readVarint())
     let category = CategoryID(try cursor.readVarint())
     let delta = try cursor.readSignedVarint()
@@ -512,7 +529,7 @@ extension ChunkCursor {
       throw MalformedRecord(detail: "thread serial \(serial) exceeds 32 bits")
     }
     let id = AllocID(threadSerial: threadSerial, counter: try cursor.readVarint())
-    let size = try cursor.readVarint()
+    let size = try Self.blockSize(cursor.readVarint())
     let stack = StackID(try cursor.readVarint())
     let category = CategoryID(try cursor.readVarint())
     return AllocationEvent(
@@ -678,7 +695,8 @@ extension ChunkCursor {
         case .module: _ = try decodeModule(&reader)
         default: throw ByteCursor.Failure.truncated
         }
-        sideRecords.append((reader.position, tick, tag == .pc || tag == .stackNode || tag == .module))
+        sideRecords.append(
+          (reader.position, tick, tag == .pc || tag == .stackNode || tag == .module))
       } catch {
         break
       }

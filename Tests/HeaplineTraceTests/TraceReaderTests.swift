@@ -249,6 +249,22 @@ struct TraceReaderTests {
     }
   }
 
+  @Test("a block larger than the address space is a malformed record, not a wrapped sum")
+  func aBlockOfTwoToTheSixtyFourBytesIsMalformed() throws {
+    // A size of 2^64 - 1 in an INFO (checksums sealed, as a forger would) summed to a small
+    // "Bytes allocated" and a peak of 18,446,744,073,709,551,615 B
+    var writer = TraceWriter()
+    var chunk = writer.makeChunk(threadSerial: 1)
+    chunk.alloc(at: 0, size: 48, address: 0x10)
+    chunk.alloc(at: 1, size: .max, address: 0x100)
+    writer.append(chunk)
+    let trace = try TemporaryTrace(writer)
+    let error = #expect(throws: TraceError.self) { try trace.events() }
+    #expect(
+      error?.description.hasSuffix("is malformed (a block of 18446744073709551615 bytes)") == true,
+      "\(String(describing: error))")
+  }
+
   @Test("bytes after the trailer are an error")
   func dataAfterTrailer() throws {
     var writer = Self.twoChunks()
