@@ -274,11 +274,13 @@ static void *hl_main(void *arg) {
     while (hl_now() < gap_end) {
       atomic_store(&hl_wake, 0);
       if (!atomic_load(&hl_running)) break;  // read after the clear: the stop sets it first
+      after_wake();  // what a wake since the last look asked, which the clear took back
       sleep_until(gap_end);
       after_wake();
     }
     atomic_store(&hl_wake, 0);
     if (!atomic_load(&hl_running)) break;
+    after_wake();  // as above: a program's sigaction waited out the next sleep, up to 10 ms
     woke = hl_now();
     hl_leaks_poll(woke);  // leak scans asked for by a signal or a timer
     if (alone()) exit_as_the_last_thread();

@@ -271,6 +271,20 @@ import Testing
     #expect(traced.stdout == untraced.stdout)
   }
 
+  @Test func aProgramThatSetsAndTakesAwayItsSIGPROFHandlerStillTakesItWithSigwait() throws {
+    // Given a program that sets a SIGPROF handler and takes it away, 300 times, each time then
+    // sending SIGPROF to itself with it blocked: the shim's thread, which takes SIGPROF while
+    // the program has a handler, was told late (a wake it cleared), took one with the
+    // default action, and the process died of it (3 runs in 10); each sigaction took 4 ms
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("sigwaitprof", in: dir)
+    let trace = dir.appendingPathComponent("toggle.trace").path
+    let traced = try Harness.heapline(["record", "-o", trace, "--", program, "toggle"])
+    // Then it takes every one, as untraced
+    #expect(traced.status == 0, "\(traced.stderr)")
+    #expect(traced.stdout == "taken 300\n")
+  }
+
   @Test func errnoIsTheProgramsAcrossEveryAllocation() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("endings", in: dir)
