@@ -147,10 +147,15 @@ static long read_main_status(int32_t pid, char *text, size_t size) {
 // to list the threads and then read each one's state: a listed thread could make another and
 // exit in between, and the process was ended under the new one, a live program (exit status 0,
 // its output lost).
-static int alone(void) {
+static int alone(int *unknown) {
   int32_t pid = (int32_t)getpid(), self = (int32_t)hl_raw(SYS_gettid, 0, 0, 0, 0);
   char text[4096];
-  if (pid == self || read_main_status(pid, text, sizeof text) <= 0) return 0;
+  *unknown = 0;
+  if (pid == self) return 0;
+  if (read_main_status(pid, text, sizeof text) <= 0) {
+    *unknown = 1;
+    return 0;
+  }
   const char *state = strstr(text, "\nState:");
   if (!state) return 0;
   for (state += 7; *state == ' ' || *state == '\t'; state++) {
@@ -173,6 +178,20 @@ static void exit_as_the_last_thread(void) {
 }
 
 static _Atomic int hl_sampler_up;  // the thread has run, with the mask it was made with
+static _Atomic int32_t hl_sampler_thread_id;
+extern _Atomic int hl_main_thread_gone;  // threads.c
+
+// When the main thread has called pthread_exit and its status cannot be read (the program
+// closed the shim's descriptor and lowered its limit so that no other opens): this thread ends
+// itself, so that glibc ends the process when the last thread goes, as it does untraced, and
+// runs the exit handlers that finish the trace. It waited for ever, and the program, whose last
+// thread had gone, never ended (nor did SIGTERM end it, which this thread blocks). What it did
+// stops: samples, timed scans, rotation; the events are still all written at the end.
+static void retire(void) {
+  atomic_store(&hl_sampler_thread_id, 0);
+  hl_sampler_housekeeping(0);
+  pthread_exit(NULL);
+}
 
 // The leak scan's stop signal (SIGPROF) reaches this thread only while the program handles it.
 // With the default action, a SIGPROF sent to the process, whose threads all block it to take
@@ -184,7 +203,6 @@ static _Atomic int hl_sampler_up;  // the thread has run, with the mask it was m
 // with ptrace, or with signals leaves it running (stopworld.c): it runs none of the program's
 // code.
 static _Atomic uint32_t hl_stop_changes, hl_stop_followed;
-static _Atomic int32_t hl_sampler_thread_id;
 
 static void follow_stop_signal(void) {
   uint32_t changes = atomic_load(&hl_stop_changes);
@@ -283,7 +301,9 @@ static void *hl_main(void *arg) {
     after_wake();  // as above: a program's sigaction waited out the next sleep, up to 10 ms
     woke = hl_now();
     hl_leaks_poll(woke);  // leak scans asked for by a signal or a timer
-    if (alone()) exit_as_the_last_thread();
+    int unknown;
+    if (alone(&unknown)) exit_as_the_last_thread();
+    if (unknown && atomic_load(&hl_main_thread_gone)) retire();
     hl_rotate_poll(hl_now());
     uint64_t now = hl_now();
     if (now < next_sample) continue;

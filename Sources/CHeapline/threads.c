@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "tasks.h"
 
 __thread struct hl_thread hl_tls __attribute__((tls_model("initial-exec")));
 
@@ -73,8 +74,11 @@ static void detach_counts(struct hl_buffer *b) {
   __atomic_compare_exchange_n(&b->counts, &mine, NULL, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
+_Atomic int hl_main_thread_gone;  // its exit destructor ran: it called pthread_exit (sampler.c)
+
 static void hl_thread_exit(void *arg) {
   struct hl_buffer *b = arg;
+  if (hl_raw(SYS_gettid, 0, 0, 0, 0) == getpid()) atomic_store(&hl_main_thread_gone, 1);
   // A thread that shares a buffer, exiting while sampling, writes what it counted since its last
   // COUNTS: its counts are in its TLS, and nothing else would (a program with 1,100 threads alive
   // at once lost 126,027 of its 4.4 M allocations from its totals).
