@@ -36,20 +36,29 @@ static char **traced_environment(char *const envp[]) {
   while (envp && envp[count]) count++;
   char **out = __libc_malloc((count + 24) * sizeof *out);
   if (!out) return NULL;
-  size_t n = 0;
+  size_t n = 0, preload_at = SIZE_MAX;
   const char *preload = hl_option("HEAPLINE_PRELOAD");
   const char *old_preload = NULL;
+  // The program's own variables stay, HEAPLINE_* ones too (only the shim's settings go, to be
+  // given again below), and LD_PRELOAD keeps its place: every HEAPLINE_ variable went, and
+  // LD_PRELOAD moved to the end.
   for (size_t i = 0; i < count; i++) {
-    if (strncmp(envp[i], "LD_PRELOAD=", 11) == 0) old_preload = envp[i] + 11;
-    else if (strncmp(envp[i], "HEAPLINE_", 9) != 0) out[n++] = envp[i];
+    if (strncmp(envp[i], "LD_PRELOAD=", 11) == 0) {
+      old_preload = envp[i] + 11;
+      preload_at = n++;
+    } else if (!hl_is_setting(envp[i])) {
+      out[n++] = envp[i];
+    }
   }
+  if (preload_at != SIZE_MAX) out[preload_at] = (char *)old_preload - 11;
   if (preload) {
     size_t len = 11 + strlen(preload) + (old_preload ? 1 + strlen(old_preload) : 0) + 1;
     char *entry = __libc_malloc(len);
     if (entry) {
       snprintf(entry, len, "LD_PRELOAD=%s%s%s", preload, old_preload ? ":" : "",
                old_preload ? old_preload : "");
-      out[n++] = entry;
+      if (preload_at != SIZE_MAX) out[preload_at] = entry;
+      else out[n++] = entry;
     }
     // What the next program's own LD_PRELOAD is, for its shim to put back (options.c)
     len = sizeof "HEAPLINE_PRELOAD_WAS=+" + (old_preload ? strlen(old_preload) : 0);
@@ -58,8 +67,6 @@ static char **traced_environment(char *const envp[]) {
                old_preload ? old_preload : "");
       out[n++] = entry;
     }
-  } else if (old_preload) {
-    out[n++] = (char *)old_preload - 11;
   }
   n += hl_options_export(out + n, 20);
   out[n] = NULL;

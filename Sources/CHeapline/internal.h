@@ -332,6 +332,7 @@ const char *hl_rotate_current(void);  // the file being written when rotating, e
 // options.c: every HEAPLINE_* setting, read once at load; then the environment is scrubbed.
 void hl_options_load(void);
 const char *hl_option(const char *name);  // NULL when unset
+int hl_is_setting(const char *entry);  // "NAME=value" names one of the shim's settings
 size_t hl_options_export(char **out, size_t max);  // "NAME=value" for exec (exec.c)
 long hl_option_long(const char *name, long fallback, long min, long max);
 

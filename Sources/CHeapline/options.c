@@ -102,6 +102,17 @@ void hl_options_load(void) {
   for (int i = 0; i < HL_OPTIONS; i++) remove_env(hl_names[i]);
 }
 
+// Whether `entry` ("NAME=value") is one of the shim's settings, or what it says of LD_PRELOAD.
+int hl_is_setting(const char *entry) {
+  if (strncmp(entry, "HEAPLINE_", 9) != 0) return 0;
+  size_t len = strcspn(entry, "=");
+  if (len == strlen("HEAPLINE_PRELOAD_WAS") && !strncmp(entry, "HEAPLINE_PRELOAD_WAS", len))
+    return 1;
+  for (int i = 0; i < HL_OPTIONS; i++)
+    if (strlen(hl_names[i]) == len && !strncmp(entry, hl_names[i], len)) return 1;
+  return 0;
+}
+
 const char *hl_option(const char *name) {
   for (int i = 0; i < HL_OPTIONS; i++)
     if (strcmp(hl_names[i], name) == 0) return hl_values[i];

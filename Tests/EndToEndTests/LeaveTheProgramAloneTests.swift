@@ -26,6 +26,28 @@ import Testing
     #expect(stats.category(named: "Malloc 1008 Bytes")?.totalCount == 5000)
   }
 
+  @Test func aProgramAnExecStartsSeesTheProgramsOwnVariablesInTheirOrder() throws {
+    // Given a program that execs another, with a variable of the user's own named HEAPLINE_MINE
+    // and LD_PRELOAD among others: the exec dropped every HEAPLINE_ variable, and put
+    // LD_PRELOAD last
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("endings", in: dir)
+    let environment = ["HEAPLINE_MINE": "keep", "LD_PRELOAD": ""]
+    let untraced = try Harness.run(program, ["exec", program, "look"], environment: environment)
+    let trace = dir.appendingPathComponent("exec.trace").path
+    let traced = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", program, "exec", program, "look"],
+      environment: environment)
+    #expect(traced.status == 0, "\(traced.stderr)")
+    // Then the program after the exec sees them as untraced, in the same order
+    func variables(_ output: String) -> [String] {
+      output.split(separator: "\n").filter { $0.hasPrefix("env ") }.map(String.init)
+    }
+    #expect(variables(untraced.stdout).contains("env HEAPLINE_MINE=keep"))
+    #expect(variables(traced.stdout) == variables(untraced.stdout))
+  }
+
   @Test func aShellWithAnEnvironmentOfItsOwnPassesOnNoneOfHeaplinesVariables() throws {
     // Given bash, which defines getenv, setenv and unsetenv itself: the shim's unsetenv called
     // bash's, which does nothing before bash's main, and bash passed every HEAPLINE_* setting
