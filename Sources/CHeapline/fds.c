@@ -90,5 +90,12 @@ int hl_unwind_pipe_intact(void) {
   return ok;
 }
 
+// Whether `fd` is open on the file (`dev`, `ino`): a program may have put a file of its own on a
+// number the shim keeps.
+int hl_fd_names(int fd, dev_t dev, ino_t ino) {
+  struct stat st;
+  return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
 int pipe(int fds[2]) { return park_pipe(fds, 0); }
 int pipe2(int fds[2], int flags) { return park_pipe(fds, flags); }

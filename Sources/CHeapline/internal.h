@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "model.h"
 
@@ -354,6 +355,7 @@ void hl_counts_emit_carried(struct hl_buffer *b, uint64_t now);  // rotate.c, ev
 // fds.c: the shim's descriptors sit at the top of the program's range, close-on-exec.
 int hl_fd_park(int fd);
 int hl_unwind_pipe_intact(void);  // fds.c: may libunwind be called
+int hl_fd_names(int fd, dev_t dev, ino_t ino);  // `fd` is open on that file still
 
 // stacks.c
 // Where the program called an allocating wrapper: the stack pointer at its entry (the slot of
@@ -441,6 +443,7 @@ void hl_marks_poll(struct hl_buffer *b, uint64_t now);  // on the sampler's thre
 // leakctl.c: leak scans at exit, on a signal, on a timer (HEAPLINE_LEAKS_*) and from the API.
 enum { HL_TAG_LEAK_SCAN = 0x10, HL_TAG_LEAK_BLOCK = 0x11, HL_TAG_LEAK_EDGE = 0x12 };
 void hl_leaks_sampler_started(void);  // on the sampler's thread: its stack is never a root
+extern _Atomic int32_t hl_sampler_tid;  // the shim's thread while it runs; 0 when it does not
 void hl_leaks_poll(uint64_t now);     // on the sampler's thread: signal and timer scans
 uint64_t hl_leaks_due(void);          // when the timer's next scan is due (UINT64_MAX: never)
 void hl_leaks_at_exit(void);          // from the shim's destructor, before recording ends

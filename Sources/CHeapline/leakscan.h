@@ -108,7 +108,6 @@ int hl_world_stop(struct hl_world *w, int32_t self, uintptr_t self_sp);
 void hl_world_resume(struct hl_world *w);
 int hl_ptrace_stop(int32_t self, struct hl_thread_state *(*slot_for)(int32_t tid));  // stopptrace.c
 void hl_ptrace_resume(void);
-extern _Atomic int32_t hl_sampler_tid;  // the shim's own thread: its stack is never a root
 extern uintptr_t hl_sampler_frame, hl_sampler_tp;  // a frame on its stack, and its thread pointer
 
 // The scan itself (scan.c): reachability states of blocks.

@@ -28,10 +28,15 @@ static int hl_loaded;
 // eleven variables more, made 70 allocations more than untraced).
 extern char **environ;
 
-static char **find_entry(const char *name) {
+// Whether `entry` ("NAME=value") is of `name`.
+static int is_entry_of(const char *entry, const char *name) {
   size_t len = strlen(name);
+  return strncmp(entry, name, len) == 0 && entry[len] == '=';
+}
+
+static char **find_entry(const char *name) {
   for (char **entry = environ; entry && *entry; entry++)
-    if (strncmp(*entry, name, len) == 0 && (*entry)[len] == '=') return entry;
+    if (is_entry_of(*entry, name)) return entry;
   return NULL;
 }
 
@@ -104,12 +109,9 @@ void hl_options_load(void) {
 
 // Whether `entry` ("NAME=value") is one of the shim's settings, or what it says of LD_PRELOAD.
 int hl_is_setting(const char *entry) {
-  if (strncmp(entry, "HEAPLINE_", 9) != 0) return 0;
-  size_t len = strcspn(entry, "=");
-  if (len == strlen("HEAPLINE_PRELOAD_WAS") && !strncmp(entry, "HEAPLINE_PRELOAD_WAS", len))
-    return 1;
+  if (is_entry_of(entry, "HEAPLINE_PRELOAD_WAS")) return 1;
   for (int i = 0; i < HL_OPTIONS; i++)
-    if (strlen(hl_names[i]) == len && !strncmp(entry, hl_names[i], len)) return 1;
+    if (is_entry_of(entry, hl_names[i])) return 1;
   return 0;
 }
 

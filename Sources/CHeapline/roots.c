@@ -395,11 +395,9 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
   __asm__ volatile("mov %%fs:0, %0" : "=r"(self_tp));
   add_dead_frames(s, &dead, w->self_sp, self_tls ? self_sp : 0, self_tp);
   int sampler_seen = 0;
-  for (uint32_t u = 0; u < w->used_count; u++) sampler_seen |= w->threads[w->used[u]].tid == sampler;
-  if (sampler && !sampler_seen)  // not stopped (signals: sampler.c blocks them), nor a root
-    add_dead_frames(s, &dead, hl_sampler_frame, 0, hl_sampler_tp);
   for (uint32_t u = 0; u < w->used_count; u++) {
     struct hl_thread_state *t = &w->threads[w->used[u]];
+    sampler_seen |= t->tid == sampler;
     if (t->stopped == HL_THREAD_STOPPED && t->sp)
       add_dead_frames(s, &dead, t->sp, t->tid == sampler ? 0 : t->sp, t->tp);
     if (t->tid == sampler || t->stopped == HL_THREAD_GONE) continue;
@@ -417,6 +415,8 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
     scan_tls(s, t->tp, t->sp);
   }
   s->root_tid = 0;
+  if (sampler && !sampler_seen)  // not stopped (signals: sampler.c blocks them), nor a root
+    add_dead_frames(s, &dead, hl_sampler_frame, 0, hl_sampler_tp);
   s->root_kind = HL_ROOT_RUNTIME;
   scan_cached_stacks(s, w, self_sp, &dead);
   s->root_kind = HL_ROOT_MAPPING;

@@ -116,9 +116,7 @@ static void hold_main_status(void) {
 }
 
 static int status_held(void) {
-  struct stat st;
-  return hl_status_fd >= 0 && fstat(hl_status_fd, &st) == 0 &&
-         st.st_dev == hl_status_st.st_dev && st.st_ino == hl_status_st.st_ino;
+  return hl_fd_names(hl_status_fd, hl_status_st.st_dev, hl_status_st.st_ino);
 }
 
 // Closes the descriptor only while it is the shim's: on a number the program took, it is the
@@ -178,7 +176,6 @@ static void exit_as_the_last_thread(void) {
 }
 
 static _Atomic int hl_sampler_up;  // the thread has run, with the mask it was made with
-static _Atomic int32_t hl_sampler_thread_id;
 extern _Atomic int hl_main_thread_gone;  // threads.c
 
 // When the main thread has called pthread_exit and its status cannot be read (the program
@@ -188,7 +185,7 @@ extern _Atomic int hl_main_thread_gone;  // threads.c
 // thread had gone, never ended (nor did SIGTERM end it, which this thread blocks). What it did
 // stops: samples, timed scans, rotation; the events are still all written at the end.
 static void retire(void) {
-  atomic_store(&hl_sampler_thread_id, 0);
+  atomic_store(&hl_sampler_tid, 0);
   hl_sampler_housekeeping(0);
   pthread_exit(NULL);
 }
@@ -217,7 +214,7 @@ static void follow_stop_signal(void) {
 // After the program set the stop signal's disposition: async-signal-safe (a crash handler
 // calls it), raw system calls only.
 void hl_stop_signal_changed(void) {
-  int32_t sampler = atomic_load(&hl_sampler_thread_id);
+  int32_t sampler = atomic_load(&hl_sampler_tid);
   if (!sampler || sampler == (int32_t)hl_raw(SYS_gettid, 0, 0, 0, 0)) return;
   uint32_t change = atomic_fetch_add(&hl_stop_changes, 1) + 1;
   hl_sampler_wake();
@@ -255,10 +252,8 @@ static inline uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 // its objects as "Category 1025" in the trace that record recovers.
 static void after_wake(void) {
   follow_stop_signal();
-  if (hl_swift_present) {
-    hl_swift_name_pending(hl_sampler_buffer);
-    hl_categories_emit_pending(hl_sampler_buffer);
-  }
+  // The class's CATEGORY record is in its thread's buffer already: only its name waits here.
+  if (hl_swift_present) hl_swift_name_pending(hl_sampler_buffer);
 }
 
 enum {
@@ -270,11 +265,10 @@ enum {
 static void *hl_main(void *arg) {
   (void)arg;
   hold_main_status();
-  atomic_store(&hl_sampler_thread_id, (int32_t)hl_raw(SYS_gettid, 0, 0, 0, 0));
+  hl_leaks_sampler_started();
   follow_stop_signal();
   atomic_store(&hl_sampler_up, 1);
   hl_tls.internal = 1;  // what this thread allocates (the Swift runtime, naming) is not traced
-  hl_leaks_sampler_started();
   uint64_t tick = (uint64_t)hl_tick_ms * 1000000u, woke = hl_now();
   uint64_t next_sample = woke + tick, next_housekeeping = woke + HL_HOUSEKEEPING_NS;
   while (atomic_load(&hl_running)) {
@@ -286,19 +280,19 @@ static void *hl_main(void *arg) {
     // when the thread looked every 10 ms, not one scan after another.
     uint64_t gap_end = woke + HL_WAKE_GAP_NS;
     sleep_until(due > gap_end ? due : gap_end);
-    after_wake();
     // A wake inside the gap sleeps out the rest of it, but the stop's does not: a program that
-    // exited just after a wake waited out the gap in its exit, 10 ms.
+    // exited just after a wake waited out the gap in its exit, 10 ms. After each clear of the
+    // wake comes what it asked for: a wake cleared unheeded waited out the next sleep, and a
+    // program's sigaction with it, up to 10 ms.
     while (hl_now() < gap_end) {
       atomic_store(&hl_wake, 0);
       if (!atomic_load(&hl_running)) break;  // read after the clear: the stop sets it first
-      after_wake();  // what a wake since the last look asked, which the clear took back
-      sleep_until(gap_end);
       after_wake();
+      sleep_until(gap_end);
     }
     atomic_store(&hl_wake, 0);
     if (!atomic_load(&hl_running)) break;
-    after_wake();  // as above: a program's sigaction waited out the next sleep, up to 10 ms
+    after_wake();
     woke = hl_now();
     hl_leaks_poll(woke);  // leak scans asked for by a signal or a timer
     int unknown;
@@ -358,13 +352,13 @@ void hl_sampler_stop(void) {
   hl_sampler_wake();
   if (hl_started && !pthread_equal(pthread_self(), hl_thread)) pthread_join(hl_thread, NULL);
   hl_started = 0;
-  atomic_store(&hl_sampler_thread_id, 0);
+  atomic_store(&hl_sampler_tid, 0);
   let_go_of_main_status();
 }
 
 // In a fork child: the thread is not there, and the status held is the parent's.
 void hl_sampler_forget(void) {
   hl_started = 0;
-  atomic_store(&hl_sampler_thread_id, 0);
+  atomic_store(&hl_sampler_tid, 0);
   let_go_of_main_status();
 }

@@ -135,10 +135,7 @@ static int names_trace(int got, const struct stat *st) {
 }
 
 // Whether `fd` is the trace's file still: a program may have put a file of its own on its number.
-static int is_trace(int fd) {
-  struct stat st;
-  return fd >= 0 && names_trace(fstat(fd, &st), &st);
-}
+static int is_trace(int fd) { return hl_fd_names(fd, hl_dev, hl_ino); }
 
 static int check_descriptor(void) {
   if (is_trace(hl_fd)) return 0;

@@ -214,11 +214,10 @@ extension Heapline {
     let stacks = Set(live.values.map(\.stack))
     let symbols = Symbolizer().symbolize(
       stacks.flatMap { metadata.frames(of: $0) }, modules: metadata.modules)
-    let runtimes = Set(
-      stacks.filter { stack in
-        let frames = metadata.frames(of: stack).flatMap { symbols[$0] ?? [] }
-        return LeakDefaultSuppression.all.contains { $0.matches(frames) }
-      })
+    let runtimes = stacks.filter { stack in
+      let frames = metadata.frames(of: stack).flatMap { symbols[$0] ?? [] }
+      return LeakDefaultSuppression.all.contains { $0.matches(frames) }
+    }
     let kept = live.values.filter { !runtimes.contains($0.stack) }
     let bytes = kept.reduce(0) { $0 + $1.size }
     if bytes > limit {
