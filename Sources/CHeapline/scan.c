@@ -136,14 +136,15 @@ static inline void hit(struct hl_scan *s, uint32_t j, int interior, const uint64
 // C++ `new T[n]` for a T with a destructor stores n in the block's first word and returns the
 // block plus 8 (the Itanium ABI's array cookie): a pointer there holds the whole array. ICU,
 // which Foundation uses, keeps arrays of UnicodeString so. Valgrind's `newarray` heuristic.
-static inline int is_array_cookie(const struct hl_sblock *b, uint64_t p) {
+static int is_clipped(const struct hl_scan *s, uint32_t j);
+
+static inline int is_array_cookie(const struct hl_scan *s, uint32_t j, uint64_t p) {
+  const struct hl_sblock *b = &s->ix.blocks[j];
   uint64_t size = hl_sblock_end(b) - hl_sblock_addr(b), n;
-  if (p != hl_sblock_addr(b) + 8 || size < 16) return 0;
+  if (p != hl_sblock_addr(b) + 8 || size < 16 || (s->clipped.len && is_clipped(s, j))) return 0;
   n = *(const uint64_t *)(uintptr_t)hl_sblock_addr(b);
   return n >= 1 && n <= size - 8 && (size - 8) % n == 0;
 }
-
-static int is_clipped(const struct hl_scan *s, uint32_t j);
 
 // Whether `addr` may be a vtable's: aligned, past the first page, in a read-only part of a
 // mapped file (.data.rel.ro, once the loader has made it read-only).
@@ -178,7 +179,7 @@ static inline int64_t target(const struct hl_scan *s, uint64_t word, int *interi
   int64_t j = hl_index_lookup(&s->ix, p, interior);
   if (j >= 0 && *interior) {
     const struct hl_sblock *b = &s->ix.blocks[j];
-    if ((p & s->start_mask) == hl_sblock_addr(b) || is_array_cookie(b, p) ||
+    if ((p & s->start_mask) == hl_sblock_addr(b) || is_array_cookie(s, (uint32_t)j, p) ||
         is_own_inner_pointer(s, (uint32_t)j, p))
       *interior = 0;
   }
@@ -196,7 +197,7 @@ static void scan_words(struct hl_scan *s, const uint64_t *w, const uint64_t *end
 // A side table's word 0 names its object, whose word 1 names the side table back.
 static int is_side_table_back_pointer(const struct hl_scan *s, uint64_t side, int64_t object) {
   const struct hl_sblock *o = &s->ix.blocks[object];
-  if (!s->swift || o->size < 16) return 0;
+  if (!s->swift || o->size < 16 || (s->clipped.len && is_clipped(s, (uint32_t)object))) return 0;
   uint64_t refcount = ((const uint64_t *)(uintptr_t)hl_sblock_addr(o))[1];
   return (refcount & HL_SIDE_TABLE_BITS) == HL_SIDE_TABLE_BITS &&
          (refcount & HL_SIDE_TABLE_POINTER) << 3 == side;
@@ -233,18 +234,22 @@ static void scan_clipped(struct hl_scan *s, uintptr_t lo, uintptr_t hi) {
 // A block's contents run to the end of what malloc gave, not of what was asked for: Swift's
 // array storage asks malloc_usable_size and keeps elements in the rest (an Array of 7 Arrays
 // asks for 80 bytes, gets 88, and keeps its 7th element in bytes 80 to 87). Every block in the
-// index is a live glibc chunk, held so by the live table's locks, so its header can be read.
+// index is a live glibc chunk, held so by the live table's locks, so its header can be read,
+// unless the program made its page unreadable: a clipped block's goes through the kernel.
 static void scan_block(struct hl_scan *s, uint32_t j) {
   const struct hl_sblock *b = &s->ix.blocks[j];
   const uint64_t *w = (const uint64_t *)(uintptr_t)hl_sblock_addr(b);
-  uint64_t usable = (uintptr_t)w + malloc_usable_size((void *)(uintptr_t)w);
   uint64_t last = hl_sblock_end(b);
-  const uint64_t *end =
-      (const uint64_t *)(uintptr_t)(((usable > last ? usable : last) + 7) & ~7ull);
   if (s->clipped.len && is_clipped(s, j)) {
-    scan_clipped(s, (uintptr_t)w, (uintptr_t)end);
+    uint64_t header = 0, usable = 0;
+    if (hl_safe_read((uintptr_t)w - 8, &header, sizeof header))
+      usable = (uintptr_t)w + (header & ~(uint64_t)7) - (hl_chunk_is_mapped(header) ? 16 : 8);
+    scan_clipped(s, (uintptr_t)w, (uintptr_t)((usable > last ? usable : last) + 7) & ~7ull);
     return;
   }
+  uint64_t usable = (uintptr_t)w + malloc_usable_size((void *)(uintptr_t)w);
+  const uint64_t *end =
+      (const uint64_t *)(uintptr_t)(((usable > last ? usable : last) + 7) & ~7ull);
   if (w < end) {
     int interior;
     int64_t t = target(s, w[0], &interior);
@@ -288,12 +293,14 @@ static void flood_breadth_first(struct hl_scan *s) {
   s->frontier.len = 0;
 }
 
-// Blocks whose first word is no longer readable are stale entries of the live table (a free it
-// did not see, after which the heap shrank): not scanned, not reported. A block that begins
-// readable but holds pages the program made unreadable (mprotect) is the program's: it is
-// scanned where it can be read (scan_clipped), and reported if lost. It used to be taken for
-// stale too: what only it pointed to was called lost, and it was never reported itself, as
-// memcheck does. Blocks and mappings are both in address order, so one merge pass finds them.
+// Blocks that begin where nothing is mapped are stale entries of the live table (a free it did
+// not see, after which the heap shrank or the chunk's mapping went): not scanned, not reported.
+// A block with pages the program made unreadable (mprotect, a guard page), its first among
+// them, is the program's: it is scanned where it can be read (scan_clipped), and reported if
+// lost. Such blocks were taken for stale: what only they pointed to was called lost, they were
+// never reported themselves, as memcheck reports them, and a pointer to the word after a
+// guarded first page (an array cookie's shape) crashed the scan, which read the block's first
+// word. Blocks and mappings are both in address order, so one merge pass finds them.
 uint32_t hl_scan_skip_unmapped(struct hl_scan *s) {
   const struct hl_mapping *m = (const struct hl_mapping *)s->maps.data;
   const struct hl_mapping *last = m + s->maps.len;
@@ -307,7 +314,7 @@ uint32_t hl_scan_skip_unmapped(struct hl_scan *s) {
     uint64_t end = hl_sblock_end(b);
     while (n < last && n->lo <= covered && (n->flags & HL_MAP_R) && covered < end)
       covered = n++->hi;
-    if (covered == hl_sblock_addr(b)) {
+    if (covered == hl_sblock_addr(b) && !(n < last && n->lo <= covered)) {
       s->state[j] = HL_REACHED;
       skipped++;
     } else if (covered < end) {
