@@ -6,10 +6,14 @@
 // Only the traced process does this: a fork child (or a vfork child, which shares our memory but
 // not our pid) execs untouched.
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +77,73 @@ static char **traced_environment(char *const envp[]) {
   return out;
 }
 
+// Whether the program an exec starts will load the shim again, read from its file: it will
+// not when no dynamic loader runs it (a static program: no PT_INTERP), or when the loader runs
+// it in secure mode, which ignores LD_PRELOAD (set-user-ID or set-group-ID, to another user or
+// group). Such a program is given the environment the program asked for: it saw the shim's
+// settings and preload, and a set-user-ID one every HEAPLINE_ variable. A script is judged by
+// its interpreter. When the file cannot be read, as before: the settings go.
+enum { HL_SCRIPT_DEPTH = 4 };
+static int loads_shim(int fd, int depth) {
+  struct stat st;
+  unsigned char head[256];
+  ssize_t got = fstat(fd, &st) == 0 ? pread(fd, head, sizeof head, 0) : -1;
+  if (got < 0) return 1;
+  if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
+      ((st.st_mode & S_ISGID) && st.st_gid != getgid()))
+    return 0;
+  if (got > 2 && head[0] == '#' && head[1] == '!') {
+    char interpreter[sizeof head];
+    size_t i = 2, n = 0;
+    while (i < (size_t)got && (head[i] == ' ' || head[i] == '\t')) i++;
+    while (i < (size_t)got && head[i] != ' ' && head[i] != '\t' && head[i] != '\n')
+      interpreter[n++] = (char)head[i++];
+    interpreter[n] = 0;
+    int next = depth < HL_SCRIPT_DEPTH && n ? open(interpreter, O_RDONLY | O_CLOEXEC) : -1;
+    if (next < 0) return 1;
+    int loads = loads_shim(next, depth + 1);
+    close(next);
+    return loads;
+  }
+  const ElfW(Ehdr) *e = (const ElfW(Ehdr) *)head;
+  if ((size_t)got < sizeof *e || memcmp(e->e_ident, ELFMAG, SELFMAG) != 0 ||
+      e->e_phentsize != sizeof(ElfW(Phdr)))
+    return 1;  // no ELF file of this machine's: the exec fails, or a shell runs it
+  for (unsigned i = 0; i < e->e_phnum; i++) {
+    ElfW(Phdr) ph;
+    if (pread(fd, &ph, sizeof ph, (off_t)(e->e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph)
+      return 1;
+    if (ph.p_type == PT_INTERP) return 1;
+  }
+  return 0;
+}
+
+// The file `path` names as execvpe finds it: through PATH when it has no slash.
+static int open_program(const char *path, int search) {
+  if (!search || strchr(path, '/')) return open(path, O_RDONLY | O_CLOEXEC);
+  const char *dirs = "/bin:/usr/bin";  // environ read directly: bash has a getenv of its own
+  for (char **entry = environ; entry && *entry; entry++)
+    if (strncmp(*entry, "PATH=", 5) == 0) dirs = *entry + 5;
+  char full[4096];
+  for (const char *d = dirs;; d = strchr(d, ':') + 1) {
+    size_t len = strchrnul(d, ':') - d;
+    if (len + 2 + strlen(path) <= sizeof full) {
+      memcpy(full, len ? d : ".", len ? len : 1);
+      snprintf(full + (len ? len : 1), sizeof full - (len ? len : 1), "/%s", path);
+      int fd = access(full, X_OK) == 0 ? open(full, O_RDONLY | O_CLOEXEC) : -1;
+      if (fd >= 0) return fd;
+    }
+    if (!strchr(d, ':')) return -1;
+  }
+}
+
+static int program_loads_shim(int fd, int owned) {
+  if (fd < 0) return 1;
+  int loads = loads_shim(fd, 0);
+  if (owned) close(fd);
+  return loads;
+}
+
 // One exec of the traced process at a time, in the order they came: a thread whose exec comes
 // while another's is in flight waits until that one fails (the recording has begun again) or
 // succeeds (the process is the next program, and this thread is gone). Two at once, one of
@@ -104,13 +175,13 @@ static void exec_turn_over(void) {
 }
 
 // Runs `call` with the traced environment when this is the traced process.
-#define HL_EXEC(envp, call_with_env)                                                      \
+#define HL_EXEC(envp, loads, call_with_env)                                               \
   do {                                                                                    \
     hl_tls.guard++;                                                                       \
     int traced = getpid() == hl_recording_pid;                                            \
     int turn = traced && exec_turn();                                                     \
     int ended = traced && hl_end_for_exec();                                              \
-    char **env = ended ? traced_environment(envp) : NULL;                                 \
+    char **env = ended && (loads) ? traced_environment(envp) : NULL;                      \
     char *const *use = env ? env : (envp);                                                \
     hl_tls.guard--;                                                                       \
     int result = (call_with_env);                                                         \
@@ -124,25 +195,29 @@ static void exec_turn_over(void) {
 int execve(const char *path, char *const argv[], char *const envp[]) {
   static execve_fn next;
   if (!next) next = (execve_fn)real("execve");
-  HL_EXEC(envp, next(path, argv, use));
+  HL_EXEC(envp, program_loads_shim(open_program(path, 0), 1), next(path, argv, use));
 }
 
 int execvpe(const char *file, char *const argv[], char *const envp[]) {
   static execvpe_fn next;
   if (!next) next = (execvpe_fn)real("execvpe");
-  HL_EXEC(envp, next(file, argv, use));
+  HL_EXEC(envp, program_loads_shim(open_program(file, 1), 1), next(file, argv, use));
 }
 
 int fexecve(int fd, char *const argv[], char *const envp[]) {
   static fexecve_fn next;
   if (!next) next = (fexecve_fn)real("fexecve");
-  HL_EXEC(envp, next(fd, argv, use));
+  HL_EXEC(envp, program_loads_shim(fd, 0), next(fd, argv, use));
 }
 
 int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags) {
   static execveat_fn next;
   if (!next) next = (execveat_fn)real("execveat");
-  HL_EXEC(envp, next(dirfd, path, argv, use, flags));
+  HL_EXEC(envp,
+          (flags & AT_EMPTY_PATH) && !*path
+              ? program_loads_shim(dirfd, 0)
+              : program_loads_shim(openat(dirfd, path, O_RDONLY | O_CLOEXEC), 1),
+          next(dirfd, path, argv, use, flags));
 }
 
 int execv(const char *path, char *const argv[]) { return execve(path, argv, environ); }

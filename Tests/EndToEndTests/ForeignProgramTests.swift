@@ -95,6 +95,31 @@ import Testing
     #expect(shell.trailer?.endReason == .exec)
   }
 
+  @Test(arguments: [false, true])
+  func aStaticProgramThatTheTracedProgramExecsSeesTheEnvironmentItWouldUntraced(script: Bool)
+    throws
+  {
+    // Given a shell that becomes a static program with exec, directly or as the interpreter of
+    // a script, and a variable of the user's own: the static program, which loads no preload
+    // library to scrub them, saw LD_PRELOAD and every one of the shim's settings
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    var program = try Harness.fixture("showenv", in: dir, flags: ["-static"])
+    if script {
+      let path = dir.appendingPathComponent("script").path
+      try "#!\(program)\n".write(toFile: path, atomically: true, encoding: .utf8)
+      try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path)
+      program = path
+    }
+    let trace = dir.appendingPathComponent("exec-static.trace").path
+    let result = try Harness.heapline(
+      ["record", "-o", trace, "--", "/bin/sh", "-c", "exec \"$0\"", program],
+      environment: ["HEAPLINE_MINE": "kept"])
+    // Then it sees what it would untraced: no preload, and only the user's variable
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "LD_PRELOAD=(unset) HEAPLINE_MINE=kept\n")
+  }
+
   @Test func sqlite3OutputPassesThroughUnchanged() throws {
     let dir = try Harness.temporaryDirectory()
     let trace = dir.appendingPathComponent("sqlite.trace")
