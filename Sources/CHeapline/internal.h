@@ -441,7 +441,8 @@ void hl_rss_sample(struct hl_buffer *b, uint64_t time, uint64_t rss);  // with V
 void hl_marks_install(void);  // the mark signal and timer, from the environment
 void hl_marks_poll(struct hl_buffer *b, uint64_t now);  // on the sampler's thread
 // leakctl.c: leak scans at exit, on a signal, on a timer (HEAPLINE_LEAKS_*) and from the API.
-enum { HL_TAG_LEAK_SCAN = 0x10, HL_TAG_LEAK_BLOCK = 0x11, HL_TAG_LEAK_EDGE = 0x12 };
+enum { HL_TAG_LEAK_SCAN = 0x10, HL_TAG_LEAK_BLOCK = 0x11, HL_TAG_LEAK_EDGE = 0x12,
+       HL_TAG_LEAK_FAILED = 0x16 };
 void hl_leaks_sampler_started(void);  // on the sampler's thread: its stack is never a root
 extern _Atomic int32_t hl_sampler_tid;  // the shim's thread while it runs; 0 when it does not
 void hl_leaks_poll(uint64_t now);     // on the sampler's thread: signal and timer scans

@@ -207,6 +207,17 @@ static int scan_once_aside(struct scan_call *c) {
   return c->err;
 }
 
+// Why a scan did not run, as `heapline leaks` also words it (LeakScanFailure.swift).
+static const char *scan_failure(int err) {
+  switch (err) {
+  case ETIMEDOUT: return "the program's threads could not be stopped in time";
+  case EOVERFLOW: return "a block lies above 2^48, past what the scan can index";
+  case EIO: return "the program's threads could not be listed (/proc/self/task)";
+  case ENOMEM: return "no memory for the scan";
+  default: return strerror(err);
+  }
+}
+
 static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t sp,
                     struct heapline_leak_summary *summary) {
   if (atomic_load(&hl_state) != HL_ON) return EINVAL;
@@ -217,7 +228,8 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
     hl_tls.guard--;
     return EINVAL;
   }
-  uint64_t started = hl_monotonic_ns();
+  int saved_errno = errno;  // the scan's probes (process_vm_readv) leave EFAULT
+  uint64_t started = hl_monotonic_ns(), began = hl_now();
   hl_heapwalk_init();
   // The buffer is taken before the scan, which writes its findings while it holds the live
   // table, and let go after: letting go may free what signal handlers deferred.
@@ -238,10 +250,13 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
     if (err || !changed || attempt == 2) break;
     release(&r);  // a module was loaded or unloaded meanwhile: its segments may be missing
   }
-  if (err == ETIMEDOUT)  // the ptrace helper never answered; it was killed, and nothing waits
-    hl_log("leak scan abandoned: the program's threads could not be stopped in time", NULL);
-  if (err == EOVERFLOW)  // 5-level paging, asked for by a mapping hint: blocks past 2^48
-    hl_log("leak scan skipped: a block lies above 2^48, past what the scan can index", NULL);
+  if (err) {
+    hl_log("leak scan could not run: ", scan_failure(err));
+    if (b) {  // and the trace says so, for `heapline leaks` to tell
+      hl_emit_leak_failed(b, began, trigger, err);
+      hl_buffer_flush(b);
+    }
+  }
   if (b && !err) {
     hl_scan_id = r.info.id;
     for (uint32_t i = 0; i < r.graph.node_count; i++) {  // classes not named yet
@@ -264,6 +279,7 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
   release(&r);
   hl_spin_unlock(&hl_scan_lock);
   hl_tls.guard--;
+  errno = saved_errno;
   return err;
 }
 

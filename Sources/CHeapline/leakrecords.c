@@ -46,6 +46,16 @@ void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info
   hl_commit_record(b);
 }
 
+// A scan that could not run, so that `heapline leaks` says why the trace holds none.
+void hl_emit_leak_failed(struct hl_buffer *b, uint64_t time, int trigger, int err) {
+  hl_ensure(b, 2 + 3 * 10);
+  hl_put_u8(b, HL_TAG_LEAK_FAILED);
+  hl_put_varint(b, time);
+  hl_put_u8(b, (uint8_t)trigger);
+  hl_put_varint(b, (uint64_t)err);
+  hl_commit_record(b);
+}
+
 void hl_emit_leak_block(struct hl_buffer *b, uint32_t scan, const struct hl_leak_block *k) {
   hl_ensure(b, 2 + 7 * 10);
   hl_put_u8(b, HL_TAG_LEAK_BLOCK);

@@ -256,6 +256,7 @@ struct hl_leak_scan_info {
   uint32_t id, trigger, flags, threads_stopped, threads_unresponsive;
   uint64_t time, live_blocks, live_bytes, root_bytes, stop_ns, total_ns;
 };
+void hl_emit_leak_failed(struct hl_buffer *b, uint64_t time, int trigger, int err);
 void hl_emit_leak_scan(struct hl_buffer *b, const struct hl_leak_scan_info *info, uint32_t count,
                        size_t edge_count);  // then `count` blocks, then `edge_count` edges
 void hl_emit_leak_block(struct hl_buffer *b, uint32_t scan, const struct hl_leak_block *k);

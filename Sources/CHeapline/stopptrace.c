@@ -245,8 +245,8 @@ static void forget_helper(pid_t pid) {
   hl_raw(SYS_prctl, PR_SET_PTRACER, 0, 0, 0);
 }
 
-// 0 with the world stopped; EPERM when ptrace is refused; ETIMEDOUT when the helper did not
-// answer in time (then nothing is stopped).
+// 0 with the world stopped; EPERM when ptrace is refused; clone's error when the helper could
+// not start; ETIMEDOUT when it did not answer in time (then nothing is stopped).
 int hl_ptrace_stop(int32_t self, struct hl_thread_state *(*slot_for)(int32_t tid)) {
   if (!hl_tracer_stack && !(hl_tracer_stack = hl_map(HL_TRACER_STACK))) return ENOMEM;
   memset(&hl_trace, 0, sizeof hl_trace);

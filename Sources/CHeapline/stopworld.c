@@ -276,7 +276,8 @@ static void tally(struct hl_world *w) {
   w->used_count = hl_used_count;
 }
 
-// ptrace first (stopptrace.c); signals when it is refused, or when HEAPLINE_STOP_SIGNAL asks.
+// ptrace first (stopptrace.c); signals when it is refused or its helper cannot start, or when
+// HEAPLINE_STOP_SIGNAL asks.
 int hl_world_stop(struct hl_world *w, int32_t self, uintptr_t self_sp) {
   static int ptrace_refused = -1;
   if (ptrace_refused < 0) ptrace_refused = hl_option("HEAPLINE_STOP_SIGNAL") != NULL;
@@ -296,8 +297,10 @@ int hl_world_stop(struct hl_world *w, int32_t self, uintptr_t self_sp) {
       tally(w);
       return 0;
     }
-    if (err != EPERM) return err;  // the helper did not answer: nothing is stopped
-    ptrace_refused = 1;  // not again: a sandbox or a debugger will refuse it next time too
+    if (err == ETIMEDOUT) return err;  // the helper did not answer: nothing is stopped
+    // Refused (EPERM), or no helper could start (EAGAIN under RLIMIT_NPROC, a sandbox's
+    // ENOSYS or ENOMEM for clone): not again, as the next scan would meet the same.
+    ptrace_refused = 1;
     for (uint32_t u = 0; u < hl_used_count; u++)
       memset(&hl_slots[hl_used[u]], 0, sizeof *hl_slots);
     hl_used_count = 0;

@@ -61,6 +61,7 @@ struct HTMLPageData {
         leakReport.map { HTMLPageLeaks.json($0, limit: options.leakGroups, frames: &frames) }
           ?? .null
       ),
+      ("leak_scan_failure", metadata.failedLeakScans.last.map { .string($0.reason) } ?? .null),
       (
         "low_memory_report",
         statistics.memoryLimitKill == nil

@@ -91,8 +91,10 @@ extension HTMLPageScript {
     function drawLeaks() {
       const L = P.leaks, box = $("leaks");
       if (!L) {
-        box.replaceChildren(el("p", {class: "muted"}, "This trace holds no leak scan (record "
-          + "with --leaks at exit, the default, --leaks-every or --leaks-signal)."));
+        box.replaceChildren(el("p", {class: "muted"}, P.leak_scan_failure
+          ? "This trace holds no leak scan: it could not run (" + P.leak_scan_failure + ")."
+          : "This trace holds no leak scan (record "
+            + "with --leaks at exit, the default, --leaks-every or --leaks-signal)."));
         return;
       }
       const parts = [el("p", {}, "Scan " + L.scan_id + " (" + L.scan_trigger + ", at "

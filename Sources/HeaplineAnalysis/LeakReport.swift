@@ -110,7 +110,11 @@ public struct LeakReport: Sendable {
 
   /// Why the trace at `path` holds no leak scan, and how to get one. The scan at exit runs in
   /// exit()'s handlers, which `_exit`, `abort`, a crash or a kill skip.
-  static func noScan(path: String) -> String {
+  static func noScan(path: String, failed: [LeakScanFailure] = []) -> String {
+    if let failure = failed.last {
+      let which = failure.trigger == .exit ? "the leak scan at exit" : "its leak scans"
+      return "trace '\(path)' holds no leak scan: \(which) could not run: \(failure.reason)"
+    }
     if (try? TraceReader(path: path))?.trailer?.endReason == .endedUnfinished {
       return "trace '\(path)' holds no leak scan: the program ended without exit() (_exit,"
         + " abort, a crash or a kill), where the scan at exit runs; --leaks-every or"
@@ -131,7 +135,9 @@ public struct LeakReport: Sendable {
   ) throws(AnalysisError) -> LeakReport {
     let metadata = try TraceMetadata.read(path: path, scan: scanID, showing: \.isComplete)
     let scans = metadata.leakScans.values.sorted { $0.id < $1.id }
-    guard !scans.isEmpty else { throw .invalidOption(noScan(path: path)) }
+    guard !scans.isEmpty else {
+      throw .invalidOption(noScan(path: path, failed: metadata.failedLeakScans))
+    }
     let chosen: LeakScan
     if let scanID {
       guard let found = metadata.leakScans[scanID] else {

@@ -403,7 +403,7 @@ extension ChunkCursor {
       metadata.addCategory(try SwiftTypeName.decode(from: &cursor, modules: metadata))
     case .module:
       metadata.addModule(try Self.decodeModule(&cursor))
-    case .leakScan, .leakBlock, .leakEdge, .leakGraph, .leakRoot, .leakNode:
+    case .leakScan, .leakBlock, .leakEdge, .leakGraph, .leakRoot, .leakNode, .leakFailed:
       try LeakRecords.decode(tag, from: &cursor, into: &metadata)
     case .backingAlloc, .backingFree:
       return .backingStore(try decodeBackingStore(isAllocation: tag == .backingAlloc))

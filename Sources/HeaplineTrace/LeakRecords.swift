@@ -1,4 +1,4 @@
-/// Decoding and encoding of the leak-scan records, tags `0x10` to `0x15` (<doc:TraceFormat>).
+/// Decoding and encoding of the leak-scan records, tags `0x10` to `0x16` (<doc:TraceFormat>).
 ///
 /// None of them is timed: LEAK_SCAN carries an absolute time, so ``ChunkCursor`` hands them here
 /// with no state of its own, and the records go to ``TraceMetadata/leakScans``.
@@ -81,6 +81,11 @@ enum LeakRecords {
       }
     case .leakGraph, .leakRoot, .leakNode:
       try ReachabilityRecords.decode(tag, from: &cursor, into: &metadata)
+    case .leakFailed:
+      let time = try cursor.readVarint()
+      let trigger = LeakScan.Trigger(rawValue: try cursor.readUInt8())
+      metadata.failedLeakScans.append(
+        LeakScanFailure(time: time, trigger: trigger, errorNumber: try cursor.readVarint()))
     default:
       let id = try cursor.readVarint()
       let from = try cursor.readVarint()

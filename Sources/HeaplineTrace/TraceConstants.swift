@@ -95,6 +95,7 @@ enum RecordTag: UInt8 {
   case leakGraph = 0x13
   case leakRoot = 0x14
   case leakNode = 0x15
+  case leakFailed = 0x16
   case backingAlloc = 0x20
   case backingFree = 0x21
   case warning = 0x22

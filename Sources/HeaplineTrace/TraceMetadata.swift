@@ -41,6 +41,8 @@ public struct TraceMetadata: Sendable {
   /// Every leak scan read so far, by its number: LEAK_SCAN records with their LEAK_BLOCK and
   /// LEAK_EDGE records.
   public internal(set) var leakScans: [UInt64: LeakScan] = [:]
+  /// The leak scans that could not run (LEAK_FAILED records), in the order read.
+  public internal(set) var failedLeakScans: [LeakScanFailure] = []
   /// Whether ``leakScans`` keep their blocks, edges and graphs, or only each scan's summary:
   /// a scan at the exit of a program with millions of live blocks writes a record for each, and
   /// the passes that do not show leaks would hold them all (``TraceReader/events(leakBlocks:)``).

@@ -48,8 +48,10 @@ import Testing
   }
 
   @Test(arguments: [
-    ("dropped", LeakAmount(blocks: 1, bytes: 8192), LeakAmount(blocks: 1, bytes: 100),
-     LeakAmount()),
+    (
+      "dropped", LeakAmount(blocks: 1, bytes: 8192), LeakAmount(blocks: 1, bytes: 100),
+      LeakAmount()
+    ),
     ("kept", LeakAmount(), LeakAmount(), LeakAmount()),
     ("cookie", LeakAmount(), LeakAmount(), LeakAmount(blocks: 2, bytes: 8292)),
   ])

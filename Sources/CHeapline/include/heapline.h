@@ -113,7 +113,10 @@ struct heapline_leak_summary {
 
 /// Scans the process for leaks now, with the other threads stopped for the length of the scan,
 /// and writes the result to the trace (`heapline leaks` reads it). Fills `summary` when it is not
-/// NULL. Returns 0, EINVAL when nothing is recording, or ENOMEM.
+/// NULL, and leaves errno as it was. Returns 0, or when the scan could not run (the trace then
+/// says why): EINVAL when nothing is recording, ENOMEM when there is no memory for it, EIO when
+/// the process's threads cannot be listed (/proc/self/task), ETIMEDOUT when they could not be
+/// stopped in time, EOVERFLOW when a block lies above 2^48.
 ///
 ///     struct heapline_leak_summary found;
 ///     if (heapline_check_leaks(&found) == 0 && found.lost_blocks) report(found.lost_bytes);

@@ -1,0 +1,47 @@
+import Foundation
+import HeaplineAnalysis
+import Testing
+
+/// Leak scans where what the scan needs cannot be had (Fixtures/scanfails.c): the scan finds
+/// another way, or the trace says why it holds none.
+@Suite struct LeakScanFailureTests {
+  @Test func aScanWhoseHelperCannotStartStopsTheThreadsBySignalsAndLeavesErrnoAlone() throws {
+    // Given a program where every clone that makes no thread fails with EAGAIN, as under
+    // RLIMIT_NPROC: the ptrace helper could not start, and only EPERM sent the scan to signals,
+    // so heapline_check_leaks() returned 11 and found nothing; its probes left errno EFAULT
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("scanfails", in: dir)
+    let trace = dir.appendingPathComponent("clone.trace").path
+    let result = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program, "clone"])
+    #expect(result.status == 0, "\(result.stderr)")
+    // Then the scan runs, finds the five dropped blocks, and errno is as the program set it
+    #expect(result.stdout == "check=0 errno=0 lost=5/5010\n")
+    let report = try LeakReport.read(path: trace, symbolizer: nil)
+    #expect(report.definitelyLost == LeakAmount(blocks: 5, bytes: 5010))
+  }
+
+  @Test func aTraceWhoseScanAtExitCouldNotRunSaysWhy() throws {
+    // Given a program that takes every descriptor left before it returns from main: the scan
+    // at exit could list no thread, and the trace held no scan without a word; `leaks` told the
+    // user to record with --leaks, which they had
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("scanfails", in: dir)
+    let trace = dir.appendingPathComponent("fds.trace").path
+    let result = try Harness.heapline(["record", "-o", trace, "--", program, "fds"])
+    #expect(result.status == 0, "\(result.stderr)")
+    // Then record's output and `leaks` both say that the scan could not run, and why
+    let reason = "could not run: the program's threads could not be listed (/proc/self/task)"
+    #expect(result.stderr.contains("heapline: leak scan \(reason)"), "\(result.stderr)")
+    let leaks = try Harness.heapline(["leaks", trace])
+    #expect(leaks.status == 2)
+    #expect(
+      leaks.stderr
+        == "heapline: trace '\(trace)' holds no leak scan: the leak scan at exit \(reason)\n")
+    let page = try Harness.heapline(["view", trace, "-o", "-"])
+    #expect(page.status == 0, "\(page.stderr)")
+    #expect(
+      page.stdout.contains("\"leak_scan_failure\":\"the program's threads could not be listed"))
+  }
+}
