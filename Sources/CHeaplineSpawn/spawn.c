@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,21 @@ void hl_spawn_ignore_file_size_signal(void) {
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
   hl_file_size_ignored = sigaction(SIGXFSZ, &ignore, &hl_file_size_previous) == 0;
+}
+
+// The descriptor limit the commands were started with, when they raised it for themselves.
+static struct rlimit hl_files_given;
+static int hl_files_raised;
+
+void hl_spawn_raise_file_limit(unsigned long floor) {
+  struct rlimit now;
+  if (getrlimit(RLIMIT_NOFILE, &now) != 0 || now.rlim_cur >= floor) return;
+  struct rlimit raised = now;
+  raised.rlim_cur = now.rlim_max == RLIM_INFINITY || now.rlim_max > floor ? floor : now.rlim_max;
+  if (raised.rlim_cur > now.rlim_cur && setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+    hl_files_given = now;
+    hl_files_raised = 1;
+  }
 }
 
 static void hl_forward(int signal, siginfo_t *info, void *context) {
@@ -62,6 +78,7 @@ static void hl_exec_child(const char *path, char *const argv[], char *const envp
     if (hl_installed) sigaction(hl_forwarded[i], &hl_previous[i], NULL);
   }
   if (hl_file_size_ignored) sigaction(SIGXFSZ, &hl_file_size_previous, NULL);
+  if (hl_files_raised) setrlimit(RLIMIT_NOFILE, &hl_files_given);
   // Whatever this thread blocks (a test runner's worker blocks everything), the program starts
   // with nothing blocked: the mark and warning signals must reach it.
   sigset_t none;

@@ -43,6 +43,13 @@ extension Symbolizer {
   ) -> Data? {
     guard let inputFile = temporaryFile(holding: input) else { return nil }
     defer { try? inputFile.close() }
+    guard descriptorsLeft(8) else {
+      let message =
+        "heapline: too few descriptors left to run \(executable) (ulimit -n): frames show"
+        + " module+offset\n"
+      FileHandle.standardError.write(Data(message.utf8))
+      return nil
+    }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -108,6 +115,19 @@ extension Symbolizer {
       defer { lock.unlock() }
       return stopped
     }
+  }
+
+  /// Whether `count` more descriptors can be opened: Foundation's `Process` needs a few for
+  /// its pipes and run loop, and traps when it finds none (under `ulimit -n 12`).
+  private static func descriptorsLeft(_ count: Int) -> Bool {
+    var taken: [Int32] = []
+    defer { for descriptor in taken { close(descriptor) } }
+    for _ in 0..<count {
+      let descriptor = dup(2)
+      guard descriptor >= 0 else { return false }
+      taken.append(descriptor)
+    }
+    return true
   }
 
   /// A read handle, at offset 0, on an already unlinked temporary file holding `data`.

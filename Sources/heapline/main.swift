@@ -28,6 +28,10 @@ do {
 // A write past `ulimit -f` fails with one line and status 2, as any other failed write, rather
 // than killing the command with no word (the program that `record` starts keeps its own).
 hl_spawn_ignore_file_size_signal()
+// Under `ulimit -n 12`, starting the symbolizer at a recording's end trapped in Foundation's
+// Process (the command died of SIGILL), and under `ulimit -n 4` the program could not be
+// started; the program that `record` starts keeps the limit it was given.
+hl_spawn_raise_file_limit(256)
 // The command's own passes read each trace on a second thread (see TraceReading).
 TraceReading.usesSecondThread = true
 do {

@@ -30,6 +30,10 @@ void hl_spawn_restore_signals(void);
 /// that `hl_spawn` starts gets the disposition this process had before.
 void hl_spawn_ignore_file_size_signal(void);
 
+/// Raises this process's soft limit on descriptors to `floor` (or to the hard limit, when that
+/// is lower) if it is below: the commands need a few of their own, and Foundation's `Process`
+/// traps when it finds none. A program that `hl_spawn` starts gets the limit this process had.
+void hl_spawn_raise_file_limit(unsigned long floor);
 /// Waits for `pid` (retrying when a signal interrupts) and returns its raw wait status, or
 /// -errno.
 int hl_spawn_wait(pid_t pid);
