@@ -142,8 +142,32 @@ static struct hl_rule_entry *rules_table(void) {
   return none;
 }
 
+// A rule not in the table is read from the module's CFI on the stack libunwind runs on: the
+// loader's _dl_find_object and the CFI's reader took about 1,150 bytes of the program's stack,
+// and a thread of 16 KiB that allocated from a new call site with less than that to spare
+// crashed, where untraced it had room (the table's hits take under 400). A signal handler that
+// lands meanwhile takes its stack as it would inside libunwind (hl_tls.unwinding).
+struct rule_call {
+  uintptr_t pc;
+  struct hl_unwind_rule *rule;
+};
+
+static void read_rule(void *context) {
+  struct rule_call *c = context;
+  hl_ehframe_rule(c->pc, c->rule);
+}
+
+static void read_rule_aside(struct hl_unwind_state *s, uintptr_t pc, struct hl_unwind_rule *rule) {
+  struct rule_call c = {pc, rule};
+  int was = hl_tls.unwinding;
+  hl_tls.unwinding = 1;
+  hl_on_stack(read_rule, &c, s->scratch.stack_top);
+  hl_tls.unwinding = was;
+}
+
 // The rule for the frame that returns to `pc`: the call is the instruction before it.
-static inline void rule_for(uint32_t generation, uintptr_t pc, struct hl_unwind_rule *rule) {
+static inline void rule_for(struct hl_unwind_state *s, uintptr_t pc, struct hl_unwind_rule *rule) {
+  uint32_t generation = s->generation;
   struct hl_rule_entry *t = rules_table();
   struct hl_rule_entry *e = t ? &t[((pc * 0x9E3779B97F4A7C15ull) >> 40) & (HL_RULES - 1)] : NULL;
   uint32_t seq = 1;
@@ -163,7 +187,7 @@ static inline void rule_for(uint32_t generation, uintptr_t pc, struct hl_unwind_
       return;
     }
   }
-  hl_ehframe_rule(pc - 1, rule);
+  read_rule_aside(s, pc - 1, rule);
   if (!e || (seq & 1) ||
       !atomic_compare_exchange_strong_explicit(&e->seq, &seq, seq + 1, memory_order_acq_rel,
                                                memory_order_relaxed))
@@ -300,7 +324,7 @@ HL_HOOK __attribute__((used, visibility("hidden"))) int hl_unwind_walk(
       }
     }
     struct hl_unwind_rule rule;
-    rule_for(s->generation, pc, &rule);
+    rule_for(s, pc, &rule);
     const struct hl_unwind_rule *r = &rule;
     if (!(r->flags & HL_RULE_OK)) return -1;
     if (r->flags & HL_RULE_LAST) goto done;
