@@ -83,11 +83,13 @@ static char **traced_environment(char *const envp[]) {
 // group). Such a program is given the environment the program asked for: it saw the shim's
 // settings and preload, and a set-user-ID one every HEAPLINE_ variable. A script is judged by
 // its interpreter. When the file cannot be read, as before: the settings go.
-enum { HL_SCRIPT_DEPTH = 4 };
+// Opened without blocking and without taking a terminal: the path an exec names may be a FIFO,
+// which open would wait on for a writer, and only a regular file is read.
+enum { HL_SCRIPT_DEPTH = 4, HL_PROBE_FLAGS = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY };
 static int loads_shim(int fd, int depth) {
   struct stat st;
   unsigned char head[256];
-  ssize_t got = fstat(fd, &st) == 0 ? pread(fd, head, sizeof head, 0) : -1;
+  ssize_t got = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, head, sizeof head, 0) : -1;
   if (got < 0) return 1;
   if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
       ((st.st_mode & S_ISGID) && st.st_gid != getgid()))
@@ -99,7 +101,7 @@ static int loads_shim(int fd, int depth) {
     while (i < (size_t)got && head[i] != ' ' && head[i] != '\t' && head[i] != '\n')
       interpreter[n++] = (char)head[i++];
     interpreter[n] = 0;
-    int next = depth < HL_SCRIPT_DEPTH && n ? open(interpreter, O_RDONLY | O_CLOEXEC) : -1;
+    int next = depth < HL_SCRIPT_DEPTH && n ? open(interpreter, HL_PROBE_FLAGS) : -1;
     if (next < 0) return 1;
     int loads = loads_shim(next, depth + 1);
     close(next);
@@ -109,18 +111,21 @@ static int loads_shim(int fd, int depth) {
   if ((size_t)got < sizeof *e || memcmp(e->e_ident, ELFMAG, SELFMAG) != 0 ||
       e->e_phentsize != sizeof(ElfW(Phdr)))
     return 1;  // no ELF file of this machine's: the exec fails, or a shell runs it
-  for (unsigned i = 0; i < e->e_phnum; i++) {
-    ElfW(Phdr) ph;
-    if (pread(fd, &ph, sizeof ph, (off_t)(e->e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph)
+  ElfW(Phdr) ph[16];
+  for (unsigned i = 0; i < e->e_phnum; i += 16) {
+    unsigned n = e->e_phnum - i < 16 ? e->e_phnum - i : 16;
+    if (pread(fd, ph, n * sizeof *ph, (off_t)(e->e_phoff + i * sizeof *ph)) !=
+        (ssize_t)(n * sizeof *ph))
       return 1;
-    if (ph.p_type == PT_INTERP) return 1;
+    for (unsigned k = 0; k < n; k++)
+      if (ph[k].p_type == PT_INTERP) return 1;
   }
   return 0;
 }
 
 // The file `path` names as execvpe finds it: through PATH when it has no slash.
 static int open_program(const char *path, int search) {
-  if (!search || strchr(path, '/')) return open(path, O_RDONLY | O_CLOEXEC);
+  if (!search || strchr(path, '/')) return open(path, HL_PROBE_FLAGS);
   const char *dirs = "/bin:/usr/bin";  // environ read directly: bash has a getenv of its own
   for (char **entry = environ; entry && *entry; entry++)
     if (strncmp(*entry, "PATH=", 5) == 0) dirs = *entry + 5;
@@ -130,7 +135,7 @@ static int open_program(const char *path, int search) {
     if (len + 2 + strlen(path) <= sizeof full) {
       memcpy(full, len ? d : ".", len ? len : 1);
       snprintf(full + (len ? len : 1), sizeof full - (len ? len : 1), "/%s", path);
-      int fd = access(full, X_OK) == 0 ? open(full, O_RDONLY | O_CLOEXEC) : -1;
+      int fd = access(full, X_OK) == 0 ? open(full, HL_PROBE_FLAGS) : -1;
       if (fd >= 0) return fd;
     }
     if (!strchr(d, ':')) return -1;
@@ -216,7 +221,7 @@ int execveat(int dirfd, const char *path, char *const argv[], char *const envp[]
   HL_EXEC(envp,
           (flags & AT_EMPTY_PATH) && !*path
               ? program_loads_shim(dirfd, 0)
-              : program_loads_shim(openat(dirfd, path, O_RDONLY | O_CLOEXEC), 1),
+              : program_loads_shim(openat(dirfd, path, HL_PROBE_FLAGS), 1),
           next(dirfd, path, argv, use, flags));
 }
 

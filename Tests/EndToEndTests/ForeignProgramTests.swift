@@ -120,6 +120,20 @@ import Testing
     #expect(result.stdout == "LD_PRELOAD=(unset) HEAPLINE_MINE=kept\n")
   }
 
+  @Test func anExecOfAFIFOFailsAsUntracedWithoutWaitingForAWriter() throws {
+    // Given a shell that execs a FIFO: reading the file to learn whether its program loads the
+    // shim must not wait, as a plain open does, for a writer that never comes
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let fifo = dir.appendingPathComponent("fifo").path
+    #expect(mkfifo(fifo, 0o755) == 0)
+    let trace = dir.appendingPathComponent("fifo.trace").path
+    let result = try Harness.heapline(
+      ["record", "-o", trace, "--", "/bin/sh", "-c", "exec \"$0\"", fifo], timeout: 60)
+    // Then the exec fails as it does untraced (sh: Permission denied, 126)
+    #expect(result.status == 126, "\(result.stderr)")
+  }
+
   @Test func sqlite3OutputPassesThroughUnchanged() throws {
     let dir = try Harness.temporaryDirectory()
     let trace = dir.appendingPathComponent("sqlite.trace")
