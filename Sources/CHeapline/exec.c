@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,7 +81,7 @@ static char **traced_environment(char *const envp[]) {
 // Whether the program an exec starts will load the shim again, read from its file: it will
 // not when no dynamic loader runs it (a static program: no PT_INTERP), or when the loader runs
 // it in secure mode, which ignores LD_PRELOAD (set-user-ID or set-group-ID, to another user or
-// group). Such a program is given the environment the program asked for: it saw the shim's
+// group, or with file capabilities). Such a program is given the environment the program asked for: it saw the shim's
 // settings and preload, and a set-user-ID one every HEAPLINE_ variable. A script is judged by
 // its interpreter. When the file cannot be read, as before: the settings go.
 // Opened without blocking and without taking a terminal: the path an exec names may be a FIFO,
@@ -92,7 +93,8 @@ static int loads_shim(int fd, int depth) {
   ssize_t got = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, head, sizeof head, 0) : -1;
   if (got < 0) return 1;
   if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
-      ((st.st_mode & S_ISGID) && st.st_gid != getgid()))
+      ((st.st_mode & S_ISGID) && st.st_gid != getgid()) ||
+      fgetxattr(fd, "security.capability", NULL, 0) > 0)  // file capabilities: secure too
     return 0;
   if (got > 2 && head[0] == '#' && head[1] == '!') {
     char interpreter[sizeof head];

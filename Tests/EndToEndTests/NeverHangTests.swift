@@ -231,11 +231,14 @@ import Testing
     let status = recorder.wait(seconds: 20)
     #expect(status == 0, "record \(status.map { "ended with \($0)" } ?? "hung")")
     let stderr = try String(contentsOfFile: errors, encoding: .utf8)
-    #expect(
-      stderr.contains(
-        "heapline: leak scan abandoned: the program's threads could not be stopped in time\n"))
+    let reason = "could not run: the program's threads could not be stopped in time"
+    #expect(stderr.contains("heapline: leak scan \(reason)\n"))
     #expect(try TraceReader(path: trace.path).isComplete)
-    #expect(throws: (any Error).self) {
+    // And the trace says so too
+    #expect(
+      throws: AnalysisError.invalidOption(
+        "trace '\(trace.path)' holds no leak scan: the leak scan at exit \(reason)")
+    ) {
       try LeakReport.read(path: trace.path, scan: nil, symbolizer: nil)
     }
   }
