@@ -140,12 +140,18 @@ static int open_program(const char *path, int search) {
       int fd = access(full, X_OK) == 0 ? open(full, HL_PROBE_FLAGS) : -1;
       if (fd >= 0) return fd;
     }
-    if (!strchr(d, ':')) return -1;
+    if (!strchr(d, ':')) {
+      errno = ENOENT;  // found nowhere: execvpe fails too
+      return -1;
+    }
   }
 }
 
+// -1 when the program's file is not there, so that the exec will fail: a shell that looks for
+// its program through PATH with execve, one directory after another, split the trace at every
+// miss (an empty TRACE.N for each directory before git's).
 static int program_loads_shim(int fd, int owned) {
-  if (fd < 0) return 1;
+  if (fd < 0) return errno == ENOENT || errno == ENOTDIR ? -1 : 1;
   int loads = loads_shim(fd, 0);
   if (owned) close(fd);
   return loads;
@@ -181,14 +187,16 @@ static void exec_turn_over(void) {
   atomic_fetch_add(&hl_exec_serving, 1);
 }
 
-// Runs `call` with the traced environment when this is the traced process.
-#define HL_EXEC(envp, loads, call_with_env)                                               \
+// Runs `call` with the traced environment when this is the traced process and its program's
+// file is there (`probe`: program_loads_shim).
+#define HL_EXEC(envp, probe, call_with_env)                                               \
   do {                                                                                    \
     hl_tls.guard++;                                                                       \
-    int traced = getpid() == hl_recording_pid;                                            \
+    int loads = 1;                                                                        \
+    int traced = getpid() == hl_recording_pid && (loads = (probe)) >= 0;                  \
     int turn = traced && exec_turn();                                                     \
     int ended = traced && hl_end_for_exec();                                              \
-    char **env = ended && (loads) ? traced_environment(envp) : NULL;                      \
+    char **env = ended && loads ? traced_environment(envp) : NULL;                        \
     char *const *use = env ? env : (envp);                                                \
     hl_tls.guard--;                                                                       \
     int result = (call_with_env);                                                         \

@@ -128,6 +128,36 @@ import Testing
     #expect(blocks(run.stats)?.totalCount == 3000)
   }
 
+  @Test func anExecOfAProgramThatIsNotThereSplitsNothing() throws {
+    // Given an exec of a path where no file is: the trace was ended before it, moved aside and
+    // begun again after it failed, so the 5,000 blocks made before it were neither freed nor
+    // scanned in the trace that went on
+    let run = try record(["exec-missing"], traceName: "missing.trace")
+    #expect(run.result.status == 0)
+    // Then one trace holds them all, and no other file was made
+    #expect(run.stats.trace.endReason == .exited)
+    #expect(blocks(run.stats)?.totalCount == 8000)
+    #expect(!FileManager.default.fileExists(atPath: run.trace.path + ".1"))
+  }
+
+  @Test func aShellThatLooksForItsProgramThroughPATHLeavesOneTraceBeforeIt() throws {
+    // Given a shell that execs a program found in the third directory of PATH: the shell tries
+    // each directory with execve, and every miss split the trace (an empty TRACE.N for each)
+    let dir = try Harness.temporaryDirectory()
+    _ = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("path.trace").path
+    let result = try Harness.heapline(
+      ["record", "--no-leaks", "-o", trace, "--", "/bin/sh", "-c", "exec endings exit"],
+      environment: ["PATH": "/nonexistent/a:/nonexistent/b:\(dir.path):/usr/bin:/bin"])
+    #expect(result.status == 0, "\(result.stderr)")
+    // Then the shell's trace is the only one before the program's
+    #expect(result.stderr.contains("the program ran exec 1 time(s)"), "\(result.stderr)")
+    #expect(FileManager.default.fileExists(atPath: trace + ".1"))
+    #expect(!FileManager.default.fileExists(atPath: trace + ".2"))
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    #expect(blocks(stats)?.totalCount == 5000)
+  }
+
   @Test func aThreadStartedAfterAFailedExecKeepsItsBlocksThroughTheNextExec() throws {
     // The recording begun again after the failed exec handed the new thread a buffer over the
     // main thread's, in shared memory it then shrank: the next exec died of SIGBUS

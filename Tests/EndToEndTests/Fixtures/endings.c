@@ -3,6 +3,8 @@
 //   exit, _exit, abort, segv, kill    end that way
 //   exec PROGRAM                      exec PROGRAM (with the rest of argv) after the blocks
 //   exec-fails                        an exec that fails, then 3,000 more blocks, then exit
+//   exec-missing                      an exec of a program that is not there, then 3,000 more
+//                                     blocks, then exit
 //   exec-fails-thread PROGRAM         an exec that fails, then a new thread that makes 3,000
 //                                     more blocks, then exec PROGRAM
 //   fdfull                            lowers its descriptor limit to 16, closes every descriptor
@@ -62,13 +64,13 @@ static void *more_blocks(void *unused) {
 }
 
 static void *failing_execs(void *unused) {
-  char *none[] = {"/nonexistent/program", NULL};
+  char *none[] = {"/dev/null", NULL};  // there, but no program: EACCES
   for (;;) execv(none[0], none);
   return unused;
 }
 
 static void *exec_fails_then_more_blocks(void *unused) {
-  char *none[] = {"/nonexistent/program", NULL};
+  char *none[] = {"/dev/null", NULL};  // there, but no program: EACCES
   execv(none[0], none);
   return more_blocks(unused);
 }
@@ -141,13 +143,19 @@ int main(int argc, char **argv) {
     return 120;
   }
   if (!strcmp(mode, "exec-fails")) {
+    char *none[] = {"/dev/null", NULL};  // there, but no program: EACCES
+    execv(none[0], none);
+    make_blocks(5000, 3000);
+    return 0;
+  }
+  if (!strcmp(mode, "exec-missing")) {
     char *none[] = {"/nonexistent/program", NULL};
     execv(none[0], none);
     make_blocks(5000, 3000);
     return 0;
   }
   if (!strcmp(mode, "exec-fails-thread") && argc > 2) {
-    char *none[] = {"/nonexistent/program", NULL};
+    char *none[] = {"/dev/null", NULL};  // there, but no program: EACCES
     execv(none[0], none);
     pthread_t thread;
     if (pthread_create(&thread, NULL, more_blocks, NULL) || pthread_join(thread, NULL)) return 122;
