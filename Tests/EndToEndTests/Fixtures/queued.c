@@ -4,8 +4,9 @@
 // allocates, and the consumer gives its slot back only after it has freed the block and waited
 // 4 µs more (four of the shim's 1,024 ns grains), so at no instant are more than 8 blocks of 72
 // bytes live, and every free comes well before the allocation that its slot lets happen.
-// Prints "passed N".
-//   queued COUNT
+// With HOGS, that many more threads spin without allocating until the end, so that the two
+// are descheduled for milliseconds at a time, as on a loaded machine. Prints "passed N".
+//   queued COUNT [HOGS]
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -39,8 +40,20 @@ static void *consume(void *arg) {
   return NULL;
 }
 
+static atomic_int done;
+
+static void *hog(void *arg) {
+  (void)arg;
+  while (!atomic_load_explicit(&done, memory_order_relaxed)) {
+  }
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   count = argc > 1 ? atol(argv[1]) : 20000;
+  int hogs = argc > 2 ? atoi(argv[2]) : 0;
+  pthread_t spinning[8];
+  for (int i = 0; i < hogs && i < 8; i++) pthread_create(&spinning[i], NULL, hog, NULL);
   pthread_t consumer;
   pthread_create(&consumer, NULL, consume, NULL);
   for (long i = 0; i < count; i++) {
@@ -49,6 +62,8 @@ int main(int argc, char **argv) {
     atomic_store(&ring[i % SLOTS], p);
   }
   pthread_join(consumer, NULL);
+  atomic_store(&done, 1);
+  for (int i = 0; i < hogs && i < 8; i++) pthread_join(spinning[i], NULL);
   printf("passed %ld\n", count);
   return 0;
 }
