@@ -115,7 +115,12 @@ public struct LeakReport: Sendable {
       let which = failure.trigger == .exit ? "the leak scan at exit" : "its leak scans"
       return "trace '\(path)' holds no leak scan: \(which) could not run: \(failure.reason)"
     }
-    if (try? TraceReader(path: path))?.trailer?.endReason == .endedUnfinished {
+    let endReason = (try? TraceReader(path: path))?.trailer?.endReason
+    if endReason == .exec {
+      return "trace '\(path)' holds no leak scan: the program left it with exec before its exit,"
+        + " and the scan at exit is in the trace of the last program it became"
+    }
+    if endReason == .endedUnfinished {
       return "trace '\(path)' holds no leak scan: the program ended without exit() (_exit,"
         + " abort, a crash or a kill), where the scan at exit runs; --leaks-every or"
         + " --leaks-signal scan while it runs"
@@ -142,7 +147,8 @@ public struct LeakReport: Sendable {
     if let scanID {
       guard let found = metadata.leakScans[scanID] else {
         throw .invalidOption(
-          "trace '\(path)' has no leak scan \(scanID) (its scans: 1 to \(scans.last!.id))")
+          "trace '\(path)' has no leak scan \(scanID) (its scans: \(scans.first!.id) to"
+            + " \(scans.last!.id))")
       }
       chosen = found
     } else {

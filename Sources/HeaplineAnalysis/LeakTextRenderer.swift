@@ -59,8 +59,14 @@ public struct LeakTextRenderer: LeakReportRenderer {
 
   private func headerLines(_ report: LeakReport) -> [String] {
     let scan = report.scan
+    // A rotated file's scans go on with the recording's numbers: "scan 17 of 9" said nothing.
+    let first = report.scans.first?.id ?? scan.id, last = report.scans.last?.id ?? scan.id
+    let which =
+      first == 1
+      ? "scan \(scan.id) of \(report.scans.count)"
+      : "scan \(scan.id) (this file holds scans \(first) to \(last))"
     var lines = [
-      "Leaks in '\(report.path)': scan \(scan.id) of \(report.scans.count), made"
+      "Leaks in '\(report.path)': \(which), made"
         + " \(Self.describe(scan.trigger)), \(TimeText.duration(scan.time)) into the recording"
     ]
     lines.append(

@@ -156,6 +156,10 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: trace + ".2"))
     let stats = try Statistics(reader: TraceReader(path: trace))
     #expect(blocks(stats)?.totalCount == 5000)
+    // And `leaks` on the shell's trace says where its scan went, not to record with --leaks
+    let leaks = try Harness.heapline(["leaks", trace + ".1"])
+    #expect(leaks.status == 2)
+    #expect(leaks.stderr.contains("the program left it with exec before its exit"))
   }
 
   @Test func aThreadStartedAfterAFailedExecKeepsItsBlocksThroughTheNextExec() throws {

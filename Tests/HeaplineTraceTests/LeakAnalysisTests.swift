@@ -171,6 +171,30 @@ struct LeakAnalysisTests {
     #expect(LeakTextRenderer().render(report).contains("Scan INCOMPLETE"))
   }
 
+  @Test func aRotatedFilesScanIsNumberedAmongTheScansItHolds() throws {
+    // Given a file of a rotated recording that holds its scans 9 to 17: the header said
+    // "scan 17 of 9", and asking for scan 1 said the file's scans were 1 to 17
+    var writer = TraceWriter(header: TraceHeader(pid: 3))
+    var chunk = writer.makeChunk(threadSerial: 1)
+    for id: UInt64 in 9...17 {
+      var scan = Self.scan()
+      scan.id = id
+      chunk.leakScan(scan)
+    }
+    writer.append(chunk)
+    let trace = try TemporaryTrace(writer)
+    let report = try LeakReport.read(path: trace.path, symbolizer: nil)
+    #expect(
+      LeakTextRenderer().render(report).hasPrefix(
+        "Leaks in '\(trace.path)': scan 17 (this file holds scans 9 to 17), made"))
+    #expect(
+      throws: AnalysisError.invalidOption(
+        "trace '\(trace.path)' has no leak scan 1 (its scans: 9 to 17)")
+    ) {
+      try LeakReport.read(path: trace.path, scan: 1, symbolizer: nil)
+    }
+  }
+
   @Test func leaksAreKeptOrLeftOutWhole() {
     let scan = Self.scan()
     // Block 12 is in the cycle that root 11 holds: that leak, and nothing else
