@@ -148,8 +148,8 @@ import Testing
     var stream = reader.events()
     try stream.drainMetadata()
     // The table holds every frame the trace names, in 16-byte slots at most half full, from
-    // 2^14 slots up by doubling; its table of return addresses each distinct one, likewise from
-    // 2^12 slots
+    // 2^14 slots up by doubling, with each id's slot in 4 bytes (ids are at most half the
+    // slots); its table of return addresses each distinct one, likewise from 2^12 slots
     let frames = stream.metadata.stackNodes.count
     var slots = 1 << 14
     while frames * 2 > slots { slots *= 2 }
@@ -158,7 +158,7 @@ import Testing
     while addresses * 2 > addressSlots { addressSlots *= 2 }
     let trailer = try #require(reader.trailer)
     #expect(
-      trailer.stackTableBytes == UInt32(slots * 16 + addressSlots * 16),
+      trailer.stackTableBytes == UInt32(slots * 16 + (slots / 2 + 2) * 4 + addressSlots * 16),
       "\(frames) frames, \(addresses) return addresses")
     #expect(trailer.stackFramesCut == 0)
   }
