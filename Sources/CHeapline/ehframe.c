@@ -257,12 +257,25 @@ static int read_cie(const uint8_t *at, struct cie *out) {
   return !c.bad;
 }
 
+// The frame pointer's rule (CFA = rbp + 16, rbp saved at CFA - 16), for code no CFI covers:
+// node's worker threads, whose stacks pass through V8's code, went to libunwind for every
+// allocation, which falls back to the same rule but checks each word it reads with a system
+// call (mincore, a pipe's write) under a signal mask: 13 times untraced, 4 times heaptrack. The
+// walk reads only the thread's stack, and a chain that leaves it still goes to libunwind.
+static int frame_pointer_rule(struct hl_unwind_rule *rule) {
+  *rule = (struct hl_unwind_rule){
+      .cfa_offset = 16, .rbp_offset = -16,
+      .flags = HL_RULE_KNOWN | HL_RULE_OK | HL_RULE_CFA_RBP | HL_RULE_RBP_SAVED};
+  return 1;
+}
+
 int hl_ehframe_rule(uintptr_t pc, struct hl_unwind_rule *rule) {
   *rule = (struct hl_unwind_rule){.flags = HL_RULE_KNOWN};
   struct dl_find_object found;
-  if (_dl_find_object((void *)pc, &found) != 0 || !found.dlfo_eh_frame) return 0;
+  if (_dl_find_object((void *)pc, &found) != 0 || !found.dlfo_eh_frame)
+    return frame_pointer_rule(rule);
   const uint8_t *fde = find_fde(found.dlfo_eh_frame, pc);
-  if (!fde) return 0;
+  if (!fde) return frame_pointer_rule(rule);
   uint32_t len, cie_pointer;
   memcpy(&len, fde, 4);
   if (len == 0xffffffff || len < 8) return 0;
@@ -272,7 +285,8 @@ int hl_ehframe_rule(uintptr_t pc, struct hl_unwind_rule *rule) {
   struct cursor c = {fde + 8, fde + 4 + len, 0};
   uintptr_t start = (uintptr_t)encoded(&c, cie.fde_enc, 0);
   uint64_t range = encoded(&c, cie.fde_enc & 0x0f, 0);
-  if (c.bad || pc < start || pc - start >= range) return 0;
+  if (c.bad) return 0;
+  if (pc < start || pc - start >= range) return frame_pointer_rule(rule);  // between FDEs
   if (cie.has_z) c.p += uleb(&c);
   struct cfi_state initial = {0}, state;
   uintptr_t loc = start;

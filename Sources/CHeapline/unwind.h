@@ -62,8 +62,10 @@ struct hl_unwind_rule {
 };
 
 // Compiles the rule for `pc` from its module's .eh_frame, found through .eh_frame_hdr's sorted
-// table. Returns 0 (flags without HL_RULE_OK) when the CFI says something the walk cannot do:
-// no FDE, a signal frame, a DWARF expression, a CFA in another register.
+// table. Code that no CFI covers (a JIT's, in no module; a module's code without FDEs) gets the
+// frame pointer's rule, as libunwind falls back to it. Returns 0 (flags without HL_RULE_OK)
+// when the CFI says something the walk cannot do: a signal frame, a DWARF expression, a CFA in
+// another register.
 int hl_ehframe_rule(uintptr_t pc, struct hl_unwind_rule *rule);
 
 // The caller's stack, innermost first, as libunwind's unw_backtrace gives it (return addresses,

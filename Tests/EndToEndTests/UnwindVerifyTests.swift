@@ -55,6 +55,29 @@ import Testing
     #expect(check == Check(stacks: 301, leftToLibunwind: 0, differed: 0))
   }
 
+  @Test func codeMadeAtRunTimeWithAFramePointerIsUnwoundByTheTableAsLibunwindUnwindsIt() throws {
+    // Given code that a program made at run time (as a JIT does: no module's, no CFI), keeping
+    // a frame pointer, that calls malloc 100 times for 48 bytes: every such stack went to
+    // libunwind, whose checks of each word it reads (a system call each) made node's worker
+    // threads record at 13 times their untraced time
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("jitcall", in: dir)
+    let (result, check, stats) = try Self.record([program])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "ok\n")
+    // Then the table follows the frame pointer through it to main, as libunwind does, and
+    // leaves no stack to libunwind
+    let blocks = try #require(stats.category(named: "Malloc 48 Bytes"))
+    #expect(blocks.totalCount == 100)
+    #expect(check.leftToLibunwind == 0)
+    #expect(check.differed == 0)
+    let report = StatisticsReport(statistics: stats, symbolizer: Symbolizer())
+    let made = stats.topStacks.filter { $0.totalBytes == 4800 }
+    #expect(made.count == 1)
+    #expect(made.first.map { report.frames(of: $0).contains { $0.function == "main" } } == true)
+  }
+
   @Test func aLibraryLoadedWhereAnotherWasUnloadedIsUnwoundWithItsOwnRules() throws {
     // Given two builds of one library whose frames differ in size at the same return addresses,
     // loaded, called (100 blocks of 3,000 B each time) and unloaded in turn: small, big, small
@@ -106,12 +129,17 @@ import Testing
     #expect(check == Check(stacks: 3000, leftToLibunwind: 0, differed: 0))
     // And recorded without the check, each path has its own 1,000 blocks
     let trace = dir.appendingPathComponent("turns.trace").path
-    let recorded = try Harness.heapline(["record", "--no-leaks", "-o", trace, "--", program, "1000"])
-    #expect(recorded.status == 0)
-    let folded = try Harness.heapline(["export", "--format", "folded", "--weight", "allocated", trace])
-    #expect(folded.stdout.split(separator: "\n").sorted() == [
-      "main;outer1;mid;get 40000", "main;outer2;mid;get 40000", "main;outer3;mid;get 40000",
+    let recorded = try Harness.heapline([
+      "record", "--no-leaks", "-o", trace, "--", program, "1000",
     ])
+    #expect(recorded.status == 0)
+    let folded = try Harness.heapline([
+      "export", "--format", "folded", "--weight", "allocated", trace,
+    ])
+    #expect(
+      folded.stdout.split(separator: "\n").sorted() == [
+        "main;outer1;mid;get 40000", "main;outer2;mid;get 40000", "main;outer3;mid;get 40000",
+      ])
   }
 
   @Test(arguments: [[], ["apart"]])
@@ -136,9 +164,12 @@ import Testing
     let recorded = try Harness.heapline(
       ["record", "--no-leaks", "-o", trace, "--", program] + arguments)
     #expect(recorded.status == 0)
-    let folded = try Harness.heapline(["export", "--format", "folded", "--weight", "allocated", trace])
+    let folded = try Harness.heapline([
+      "export", "--format", "folded", "--weight", "allocated", trace,
+    ])
     let chains = folded.stdout.split(separator: "\n").filter { !$0.contains("printf") }.sorted()
-    #expect(chains == ["main;a;b;f1;f0 3333", "main;c;f1;f0 6666"] + (apart ? [] : ["main;g 1998"]))
+    #expect(
+      chains == ["main;a;b;f1;f0 3333", "main;c;f1;f0 6666"] + (apart ? [] : ["main;g 1998"]))
   }
 
   @Test func fourThreadsUnwindAlike() throws {
