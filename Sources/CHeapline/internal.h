@@ -189,6 +189,7 @@ struct hl_thread {
   int holding;   // holds its buffer: asking for it again would wait for itself
   int own;       // the shim itself is calling something that may allocate
   int unwinding;  // inside the unwinder, which a signal handler must not enter again
+  uintptr_t aside_sp;  // while it runs on a stack of the shim's (hl_aside): where it left its own
   _Atomic uint32_t deferred_head, deferred_tail;
   struct hl_deferred *deferred;  // HL_DEFERRED of them; NULL until a handler first defers
   struct hl_freed *freed;  // frees past a full queue, kept in the blocks themselves (events.c)
@@ -233,6 +234,9 @@ extern uint64_t hl_start_ns;
 // Calls fn(arg) with the stack pointer at `top` (16-byte aligned), and returns on the caller's
 // stack: for work that needs more stack than the program's thread may have left (unwind.c).
 void hl_on_stack(void (*fn)(void *), void *arg, void *top);
+// hl_on_stack for the program's threads: a leak scan that stops the thread there scans its own
+// stack from where it left it (roots.c), which it could not find from the stack pointer.
+void hl_aside(void (*fn)(void *), void *arg, void *top);
 struct hl_buffer *hl_acquire(void);  // this thread's buffer, BUSY; NULL when not recording
 void hl_release(struct hl_buffer *b);
 struct hl_buffer *hl_take_by_serial(uint32_t serial);  // another thread's, if idle; no waiting

@@ -227,6 +227,22 @@ static void scan_stack(struct hl_scan *s, uintptr_t sp, uintptr_t tp, int whole)
   hl_scan_root(s, lo, hi);
 }
 
+// Where a stopped thread left its own stack for one of the shim's (hl_aside: unwinding), or 0.
+// Its stack pointer is on the shim's stack then, and its own stack was scanned by no one: the
+// blocks that only its frames held were definitely lost (a scan every 10 ms of node's worker
+// threads, whose stacks went to libunwind: 13 scans in 375; of a C churn's two threads with
+// libunwind checking every stack, thousands of blocks in 4 scans in 155). Its static TLS lies
+// at the same offset from its thread pointer as the scanner's.
+static uintptr_t left_stack_at(const struct hl_scan *s, const struct hl_thread_state *t,
+                               uintptr_t self_tp) {
+  uint64_t left = 0;
+  uintptr_t at = t->tp + ((uintptr_t)&hl_tls.aside_sp - self_tp);
+  if (!t->tp || !read_word(s, at, &left) || !left) return 0;
+  const struct hl_mapping *own = hl_maps_find(&s->maps, (uintptr_t)left);
+  if (!own || (t->sp >= own->lo && t->sp < own->hi)) return 0;  // back on its own stack
+  return (uintptr_t)left;
+}
+
 // A thread that did not answer the signal: /proc tells its stack pointer if it waits in a
 // system call. Its registers are unknown, so its whole stack is scanned, dead frames too.
 static void scan_unresponsive(struct hl_scan *s, int32_t tid) {
@@ -411,6 +427,11 @@ void hl_roots_scan(struct hl_scan *s, struct hl_modules *m, struct hl_world *w,
     hl_scan_registers(s, t->regs, HL_REGS);
     s->root_kind = HL_ROOT_STACK;
     scan_stack(s, t->sp, t->tp, 0);
+    uintptr_t left = left_stack_at(s, t, self_tp);
+    if (left) {
+      scan_stack(s, left, t->tp, 0);
+      add_dead_frames(s, &dead, left, left, t->tp);
+    }
     s->root_kind = HL_ROOT_TLS;
     scan_tls(s, t->tp, t->sp);
   }

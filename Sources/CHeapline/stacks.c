@@ -226,7 +226,7 @@ HL_HOOK int hl_libunwind_steps(struct hl_unwind_scratch *w, void **pcs, int max)
   struct libunwind_call c = {w, pcs, max, 0};
   int held = hl_cancel_hold();  // libunwind checks addresses by writing them to a pipe
   hl_tls.unwinding = 1;  // first: a signal handler meanwhile must not wait for the pipe's lock
-  if (hl_unwind_pipe_intact()) hl_on_stack(libunwind_steps_aside, &c, w->stack_top);
+  if (hl_unwind_pipe_intact()) hl_aside(libunwind_steps_aside, &c, w->stack_top);
   hl_tls.unwinding = 0;
   hl_cancel_release(held);
   return c.n;

@@ -47,3 +47,11 @@ __asm__(
     "  .cfi_endproc\n"
     ".size hl_on_stack, .-hl_on_stack\n"
     ".previous\n");
+
+// In the shim's section, as its callers: stacks taken through it drop its frame with theirs.
+HL_HOOK void hl_aside(void (*fn)(void *), void *arg, void *top) {
+  uintptr_t left = hl_tls.aside_sp;  // a signal handler's call inside another's
+  hl_tls.aside_sp = (uintptr_t)__builtin_frame_address(0);
+  hl_on_stack(fn, arg, top);
+  hl_tls.aside_sp = left;
+}

@@ -161,7 +161,7 @@ static void read_rule_aside(struct hl_unwind_state *s, uintptr_t pc, struct hl_u
   struct rule_call c = {pc, rule};
   int was = hl_tls.unwinding;
   hl_tls.unwinding = 1;
-  hl_on_stack(read_rule, &c, s->scratch.stack_top);
+  hl_aside(read_rule, &c, s->scratch.stack_top);
   hl_tls.unwinding = was;
 }
 
