@@ -6,8 +6,8 @@
 //
 // new: the first thread's malloc takes a new buffer of the shim's (which opens its memory file).
 // unwound: a thread that ran first leaves a buffer to reuse, and each malloc is called from a
-// function without unwind information, whose frame the shim hands to libunwind (which checks
-// addresses by writing them to a pipe).
+// function whose CFI only libunwind can follow, so the shim hands its frame to libunwind (which
+// checks addresses by writing them to a pipe).
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 // A program that puts a file of its own on every pipe's descriptor it has, once libunwind has
-// made its pipe under the shim (by an allocation from a function without unwind information,
-// which only libunwind can unwind), and then allocates 1,000 times more from that function.
+// made its pipe under the shim (by an allocation from a function whose CFI only libunwind can
+// follow), and then allocates 1,000 times more from that function.
 // Untraced it has no pipe. Prints "offset N": where its file's offset is at the end, 0 unless
 // something else read or wrote the file. The file holds 64 KiB of 'A'.
 // With "-" for FILE, it closes every descriptor above 2 instead, as a daemon does, and then
