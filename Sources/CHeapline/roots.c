@@ -240,6 +240,9 @@ static uintptr_t left_stack_at(const struct hl_scan *s, const struct hl_thread_s
   if (!t->tp || !read_word(s, at, &left) || !left) return 0;
   const struct hl_mapping *own = hl_maps_find(&s->maps, (uintptr_t)left);
   if (!own || (t->sp >= own->lo && t->sp < own->hi)) return 0;  // back on its own stack
+  // Its own stack holds its descriptor at the top, or is [stack]: a thread that some other
+  // code started with a TLS of its own has no such word there, and its value is no stack's.
+  if (!(own->flags & HL_MAP_STACK) && !(t->tp > left && t->tp < own->hi)) return 0;
   return (uintptr_t)left;
 }
 
