@@ -92,11 +92,7 @@ static int loads_shim(int fd, int depth) {
   unsigned char head[256];
   ssize_t got = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? pread(fd, head, sizeof head, 0) : -1;
   if (got < 0) return 1;
-  if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
-      ((st.st_mode & S_ISGID) && st.st_gid != getgid()) ||
-      fgetxattr(fd, "security.capability", NULL, 0) > 0)  // file capabilities: secure too
-    return 0;
-  if (got > 2 && head[0] == '#' && head[1] == '!') {
+  if (got > 2 && head[0] == '#' && head[1] == '!') {  // Linux ignores a script's set-ID bits
     char interpreter[sizeof head];
     size_t i = 2, n = 0;
     while (i < (size_t)got && (head[i] == ' ' || head[i] == '\t')) i++;
@@ -109,6 +105,12 @@ static int loads_shim(int fd, int depth) {
     close(next);
     return loads;
   }
+  // Set-user-ID, set-group-ID (only with group execute, as Linux applies it), or file
+  // capabilities, which make secure mode only for a user other than root (root's do not grow).
+  if (((st.st_mode & S_ISUID) && st.st_uid != getuid()) ||
+      ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getgid()) ||
+      (getuid() != 0 && fgetxattr(fd, "security.capability", NULL, 0) > 0))
+    return 0;
   const ElfW(Ehdr) *e = (const ElfW(Ehdr) *)head;
   if ((size_t)got < sizeof *e || memcmp(e->e_ident, ELFMAG, SELFMAG) != 0 ||
       e->e_phentsize != sizeof(ElfW(Phdr)))
@@ -137,8 +139,8 @@ static int open_program(const char *path, int search) {
     if (len + 2 + strlen(path) <= sizeof full) {
       memcpy(full, len ? d : ".", len ? len : 1);
       snprintf(full + (len ? len : 1), sizeof full - (len ? len : 1), "/%s", path);
-      int fd = access(full, X_OK) == 0 ? open(full, HL_PROBE_FLAGS) : -1;
-      if (fd >= 0) return fd;
+      // One that may be run but not read (mode 711) is execvpe's choice too: not "no file".
+      if (access(full, X_OK) == 0) return open(full, HL_PROBE_FLAGS);
     }
     if (!strchr(d, ':')) {
       errno = ENOENT;  // found nowhere: execvpe fails too

@@ -120,6 +120,41 @@ import Testing
     #expect(result.stdout == "LD_PRELOAD=(unset) HEAPLINE_MINE=kept\n")
   }
 
+  @Test(arguments: ["set-user-ID script", "file capabilities"])
+  func aProgramTheLoaderRunsAsUsualIsFollowedWhateverItsModeSays(kind: String) throws {
+    // Given a shell that execs a set-user-ID script owned by another user (Linux ignores a
+    // script's set-ID bits), or, as root, a program with file capabilities (root's do not grow,
+    // so the loader keeps the preload): both were taken for programs run in secure mode, and
+    // went untraced
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let showenv = try Harness.fixture("showenv", in: dir)
+    var target = showenv
+    if kind == "set-user-ID script" {
+      target = dir.appendingPathComponent("script").path
+      try "#!\(showenv)\n".write(toFile: target, atomically: true, encoding: .utf8)
+      // The owner first: a change of owner clears the set-user-ID bit
+      try FileManager.default.setAttributes([.ownerAccountID: 65534], ofItemAtPath: target)
+      try FileManager.default.setAttributes([.posixPermissions: 0o4755], ofItemAtPath: target)
+      let mode = try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions]
+      try #require((mode as? Int).map { $0 & 0o4000 != 0 } == true, "no set-user-ID bit")
+    } else {
+      guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/sbin/setcap") else {
+        return
+      }
+      let cap = try Harness.run("/usr/sbin/setcap", ["cap_net_raw+ep", showenv])
+      try #require(cap.status == 0, "setcap: \(cap.stderr)")
+    }
+    let trace = dir.appendingPathComponent("followed.trace").path
+    let result = try Harness.heapline(
+      ["record", "-o", trace, "--", "/bin/sh", "-c", "exec \"$0\"", target])
+    // Then the program is traced, and sees the environment it would untraced
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "LD_PRELOAD=(unset)\n")
+    #expect(result.stderr.contains("the program ran exec 1 time(s)"), "\(result.stderr)")
+    #expect(try TraceReader(path: trace).trailer?.endReason == .exited)
+  }
+
   @Test func anExecOfAFIFOFailsAsUntracedWithoutWaitingForAWriter() throws {
     // Given a shell that execs a FIFO: reading the file to learn whether its program loads the
     // shim must not wait, as a plain open does, for a writer that never comes
