@@ -123,7 +123,8 @@ extension Symbolizer {
     var taken: [Int32] = []
     defer { for descriptor in taken { close(descriptor) } }
     for _ in 0..<count {
-      let descriptor = dup(2)
+      // Not dup(2): a command run with stderr closed has descriptors enough all the same
+      let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
       guard descriptor >= 0 else { return false }
       taken.append(descriptor)
     }
