@@ -80,10 +80,10 @@ static char **traced_environment(char *const envp[]) {
 
 // Whether the program an exec starts will load the shim again, read from its file: it will
 // not when no dynamic loader runs it (a static program: no PT_INTERP), or when the loader runs
-// it in secure mode, which ignores LD_PRELOAD (set-user-ID or set-group-ID, to another user or
-// group, or with file capabilities). Such a program is given the environment the program asked for: it saw the shim's
-// settings and preload, and a set-user-ID one every HEAPLINE_ variable. A script is judged by
-// its interpreter. When the file cannot be read, as before: the settings go.
+// it in secure mode, which ignores LD_PRELOAD (below). Such a program is given the environment
+// the program asked for: it saw the shim's settings and preload, and a set-user-ID one every
+// HEAPLINE_ variable. A script is judged by its interpreter. When the file cannot be read, as
+// before: the settings go.
 // Opened without blocking and without taking a terminal: the path an exec names may be a FIFO,
 // which open would wait on for a writer, and only a regular file is read.
 enum { HL_SCRIPT_DEPTH = 4, HL_PROBE_FLAGS = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY };
@@ -136,12 +136,9 @@ static int open_program(const char *path, int search) {
   char full[4096];
   for (const char *d = dirs;; d = strchr(d, ':') + 1) {
     size_t len = strchrnul(d, ':') - d;
-    if (len + 2 + strlen(path) <= sizeof full) {
-      memcpy(full, len ? d : ".", len ? len : 1);
-      snprintf(full + (len ? len : 1), sizeof full - (len ? len : 1), "/%s", path);
-      // One that may be run but not read (mode 711) is execvpe's choice too: not "no file".
-      if (access(full, X_OK) == 0) return open(full, HL_PROBE_FLAGS);
-    }
+    int n = snprintf(full, sizeof full, "%.*s/%s", len ? (int)len : 1, len ? d : ".", path);
+    // One that may be run but not read (mode 711) is execvpe's choice too: not "no file".
+    if (n < (int)sizeof full && access(full, X_OK) == 0) return open(full, HL_PROBE_FLAGS);
     if (!strchr(d, ':')) {
       errno = ENOENT;  // found nowhere: execvpe fails too
       return -1;

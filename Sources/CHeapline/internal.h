@@ -43,9 +43,11 @@ enum { HL_TIME_GRAIN = 1024, HL_COARSE_TICK = 975 * HL_TIME_GRAIN };
 // and its look at the next chunk's header, a cache line of its own.
 static inline uint64_t hl_chunk_header(const void *p) { return ((const uint64_t *)p)[-1]; }
 static inline int hl_chunk_is_mapped(uint64_t header) { return (header & 2) != 0; }
-static inline uint64_t hl_usable_size(const void *p) {
-  uint64_t header = hl_chunk_header(p);
+static inline uint64_t hl_usable_from_header(uint64_t header) {
   return (header & ~(uint64_t)7) - (hl_chunk_is_mapped(header) ? 16 : 8);
+}
+static inline uint64_t hl_usable_size(const void *p) {
+  return hl_usable_from_header(hl_chunk_header(p));
 }
 
 // Recording state of the process, read by every hook.

@@ -179,6 +179,15 @@ enum { HL_MARK_MS_BITS = 40, HL_MARKS = 64 };
 static _Atomic uint64_t hl_marks[HL_MARKS];
 static _Atomic uint64_t hl_crowded_until;
 
+// Every thread stamps every grain for the next eight milliseconds from `now`; returns their end.
+// The word is written once a millisecond at most, as every event reads it.
+HL_HOOK static uint64_t crowd(uint64_t now) {
+  uint64_t until = now + 8 * (uint64_t)HL_COARSE_TICK;
+  if (atomic_load_explicit(&hl_crowded_until, memory_order_relaxed) + HL_COARSE_TICK < until)
+    atomic_store_explicit(&hl_crowded_until, until, memory_order_relaxed);
+  return until;
+}
+
 HL_HOOK static void look_around(struct hl_buffer *b, uint64_t now) {
   b->checked_at = now;
   uint64_t mask = (1ull << HL_MARK_MS_BITS) - 1, ms = (now >> 20) & mask;
@@ -186,9 +195,7 @@ HL_HOOK static void look_around(struct hl_buffer *b, uint64_t now) {
     uint64_t other = atomic_load_explicit(&hl_marks[i], memory_order_relaxed);
     int64_t apart = (int64_t)ms - (int64_t)(other & mask);
     if (!other || other >> HL_MARK_MS_BITS == b->serial || apart > 2 || apart < -2) continue;
-    uint64_t until = now + 8 * (uint64_t)HL_COARSE_TICK;
-    if (atomic_load_explicit(&hl_crowded_until, memory_order_relaxed) + HL_COARSE_TICK < until)
-      atomic_store_explicit(&hl_crowded_until, until, memory_order_relaxed);
+    crowd(now);
     break;
   }
   atomic_store_explicit(&hl_marks[b->serial % HL_MARKS],
@@ -226,11 +233,7 @@ HL_HOOK static void event_time(struct hl_buffer *b, uint64_t now, int exact) {
   // millisecond before the free (a queue of 8 blocks peaked at 244 on a machine with 3 busy
   // loops beside it). The program's own ordering of the free before the reuse makes the store
   // seen before the reusing thread's stamp.
-  if (exact && now >= crowded) {
-    atomic_store_explicit(&hl_crowded_until, now + 8 * (uint64_t)HL_COARSE_TICK,
-                          memory_order_relaxed);
-    crowded = now + 8 * (uint64_t)HL_COARSE_TICK;
-  }
+  if (exact && now >= crowded) crowded = crowd(now);
   if (now <= b->last_time) return;
   if (now - b->last_time < HL_COARSE_TICK && !exact && now >= crowded) return;
   tick(b, now);

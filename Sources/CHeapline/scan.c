@@ -243,7 +243,7 @@ static void scan_block(struct hl_scan *s, uint32_t j) {
   if (s->clipped.len && is_clipped(s, j)) {
     uint64_t header = 0, usable = 0;
     if (hl_safe_read((uintptr_t)w - 8, &header, sizeof header))
-      usable = (uintptr_t)w + (header & ~(uint64_t)7) - (hl_chunk_is_mapped(header) ? 16 : 8);
+      usable = (uintptr_t)w + hl_usable_from_header(header);
     scan_clipped(s, (uintptr_t)w, (uintptr_t)((usable > last ? usable : last) + 7) & ~7ull);
     return;
   }

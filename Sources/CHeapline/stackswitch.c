@@ -49,9 +49,14 @@ __asm__(
     ".previous\n");
 
 // In the shim's section, as its callers: stacks taken through it drop its frame with theirs.
+// While the thread is on that stack, a signal handler's call takes its own stack as it would
+// inside libunwind (hl_tls.unwinding), which runs there too.
 HL_HOOK void hl_aside(void (*fn)(void *), void *arg, void *top) {
   uintptr_t left = hl_tls.aside_sp;  // a signal handler's call inside another's
+  int unwinding = hl_tls.unwinding;
   hl_tls.aside_sp = (uintptr_t)__builtin_frame_address(0);
+  hl_tls.unwinding = 1;
   hl_on_stack(fn, arg, top);
+  hl_tls.unwinding = unwinding;
   hl_tls.aside_sp = left;
 }

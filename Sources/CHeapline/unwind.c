@@ -145,8 +145,7 @@ static struct hl_rule_entry *rules_table(void) {
 // A rule not in the table is read from the module's CFI on the stack libunwind runs on: the
 // loader's _dl_find_object and the CFI's reader took about 1,150 bytes of the program's stack,
 // and a thread of 16 KiB that allocated from a new call site with less than that to spare
-// crashed, where untraced it had room (the table's hits take under 400). A signal handler that
-// lands meanwhile takes its stack as it would inside libunwind (hl_tls.unwinding).
+// crashed, where untraced it had room (the table's hits take under 400).
 struct rule_call {
   uintptr_t pc;
   struct hl_unwind_rule *rule;
@@ -159,10 +158,7 @@ static void read_rule(void *context) {
 
 static void read_rule_aside(struct hl_unwind_state *s, uintptr_t pc, struct hl_unwind_rule *rule) {
   struct rule_call c = {pc, rule};
-  int was = hl_tls.unwinding;
-  hl_tls.unwinding = 1;
   hl_aside(read_rule, &c, s->scratch.stack_top);
-  hl_tls.unwinding = was;
 }
 
 // The rule for the frame that returns to `pc`: the call is the instruction before it.

@@ -35,7 +35,7 @@ void hl_spawn_raise_file_limit(unsigned long floor) {
   struct rlimit now;
   if (getrlimit(RLIMIT_NOFILE, &now) != 0 || now.rlim_cur >= floor) return;
   struct rlimit raised = now;
-  raised.rlim_cur = now.rlim_max == RLIM_INFINITY || now.rlim_max > floor ? floor : now.rlim_max;
+  raised.rlim_cur = now.rlim_max > floor ? floor : now.rlim_max;  // RLIM_INFINITY is the largest
   if (raised.rlim_cur > now.rlim_cur && setrlimit(RLIMIT_NOFILE, &raised) == 0) {
     hl_files_given = now;
     hl_files_raised = 1;
