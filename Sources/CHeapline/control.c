@@ -39,7 +39,7 @@ static void hl_fork_child(void) {
   hl_writer_abandon();
 }
 
-static int hl_begin(const char *path, unsigned depth, int in_process) {
+static int begin(const char *path, unsigned depth, int in_process) {
   hl_depth = depth ? (depth > HL_MAX_DEPTH ? HL_MAX_DEPTH : depth) : HL_DEFAULT_DEPTH;
   hl_clock_start();
   hl_shared_begin();
@@ -67,7 +67,19 @@ static int hl_begin(const char *path, unsigned depth, int in_process) {
   return 0;
 }
 
+// Beginning and ending a recording open, write and close files and join the shim's thread: each a
+// cancellation point, in a thread that may have a cancel pending (a thread cancelled before it
+// exits or execs). Where the program made no such call, the shim must make none that acts: a
+// cancel acting there left the trace's locks held, and every later thread waited for them.
+static int hl_begin(const char *path, unsigned depth, int in_process) {
+  int held = hl_cancel_hold();
+  int err = begin(path, depth, in_process);
+  hl_cancel_release(held);
+  return err;
+}
+
 static void hl_end(int reason) {
+  int held = hl_cancel_hold();
   hl_rotate_stop();
   hl_pressure_quiesce();
   // Measured while recording: once it stops, frees no longer leave the live table first.
@@ -87,6 +99,7 @@ static void hl_end(int reason) {
   hl_unwind_report();
   hl_writer_close(reason);
   atomic_store(&hl_state, HL_OFF);
+  hl_cancel_release(held);
 }
 
 static _Atomic int hl_probing, hl_probe_seen;  // hl_owns_malloc's test call

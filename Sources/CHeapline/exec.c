@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -187,12 +188,16 @@ static void exec_turn_over(void) {
 }
 
 // Runs `call` with the traced environment when this is the traced process and its program's
-// file is there (`probe`: program_loads_shim).
+// file is there (`probe`: program_loads_shim). An exec is no cancellation point, and the
+// wrapper's own work (the probe's open, the wait for its turn, the trace's end) must not become
+// one: a thread cancelled there left its turn taken, or the trace's locks held.
 #define HL_EXEC(envp, probe, call_with_env)                                               \
   do {                                                                                    \
+    int mine = getpid() == hl_recording_pid; /* never a vfork child: its thread's parent's */ \
+    int held = mine ? hl_cancel_hold() : PTHREAD_CANCEL_DISABLE;                          \
     hl_tls.guard++;                                                                       \
     int loads = 1;                                                                        \
-    int traced = getpid() == hl_recording_pid && (loads = (probe)) >= 0;                  \
+    int traced = mine && (loads = (probe)) >= 0;                                          \
     int turn = traced && exec_turn();                                                     \
     int ended = traced && hl_end_for_exec();                                              \
     char **env = ended && loads ? traced_environment(envp) : NULL;                        \
@@ -202,6 +207,7 @@ static void exec_turn_over(void) {
     int saved = errno;                                                                    \
     if (ended) hl_restart_after_exec();                                                   \
     if (turn) exec_turn_over();                                                           \
+    hl_cancel_release(held);                                                              \
     errno = saved;                                                                        \
     return result;                                                                        \
   } while (0)

@@ -100,7 +100,9 @@ void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid, uint32_
 
 void hl_buffer_flush(struct hl_buffer *b) {
   if (b->len == 0 && b->side_len == 0) return;
+  int held = hl_cancel_hold();  // the write is a cancellation point, under the file's lock
   hl_writer_chunk(b, b->has_time ? b->base_time : b->last_time);
+  hl_cancel_release(held);
   // The chunk is in the file (or the recording has failed): start the next one.
   if (b->pos > b->reach) b->reach = b->pos;
   start_chunk(b);

@@ -2,21 +2,26 @@
 // and free are no cancellation points: untraced, each thread is cancelled at its
 // pthread_testcancel, after its block was allocated and freed.
 //
-//   cancelfirst new|unwound ROUNDS
+//   cancelfirst new|unwound|returning|exec ROUNDS
 //
 // new: the first thread's malloc takes a new buffer of the shim's (which opens its memory file).
 // unwound: a thread that ran first leaves a buffer to reuse, and each malloc is called from a
 // function whose CFI only libunwind can follow, so the shim hands its frame to libunwind (which
 // checks addresses by writing them to a pipe).
+// returning: the thread returns without reaching a cancellation point, so that untraced it is
+// never cancelled; its exit writes its buffer out (a file write).
+// exec: the thread then execs /dev/null, which fails (EACCES), and returns; an exec is no
+// cancellation point either.
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "unwound.h"
 
 static _Atomic int go;
-static int unwound;
+static int unwound, returning, exec;
 
 static void *plain(void *arg) {
   (void)arg;
@@ -30,13 +35,16 @@ static void *worker(void *arg) {
   }
   void *p = unwound ? alloc_unwound(1000) : malloc(1000);
   free(p);
-  pthread_testcancel();
+  if (exec) execv("/dev/null", (char *[]){"/dev/null", NULL});
+  if (!returning && !exec) pthread_testcancel();
   return NULL;
 }
 
 int main(int argc, char **argv) {
   if (argc < 3) return 2;
   unwound = strcmp(argv[1], "unwound") == 0;
+  returning = strcmp(argv[1], "returning") == 0;
+  exec = strcmp(argv[1], "exec") == 0;
   int rounds = atoi(argv[2]), canceled = 0;
   for (int r = 0; r < rounds; r++) {
     if (unwound) {
