@@ -104,7 +104,8 @@ struct hl_buffer {
   uint64_t base_time;      // 24: time of the chunk's first timed record, when has_time
   uint32_t has_time;       // 32
   uint32_t many;           // 36: 1 when threads share it (more threads than buffers)
-  _Atomic uint64_t inflight;  // 40: 1 + the file offset its chunk is being written at; 0 none
+  _Atomic uint64_t inflight;  // 40: 1 + the file offset its chunk is being written at; 0 none;
+                              // 1 once a chunk of it was lost (hl_buffer_flush)
   struct hl_pending pending;  // 48..96
   uint64_t last_time;         // 96: time of the last timed record or TICK, whole or not
   uint32_t side_len;          // 104: bytes of whole records in side

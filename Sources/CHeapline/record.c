@@ -107,7 +107,11 @@ void hl_buffer_flush(struct hl_buffer *b) {
   if (b->pos > b->reach) b->reach = b->pos;
   start_chunk(b);
   fit_to_limit(b);
-  atomic_store(&b->inflight, 0);
+  // A chunk that the trace lost (its write failed, or the recording had failed before) leaves
+  // the records after it naming its INFOs and counting on its ALLOCs: marked as written before
+  // the file's start, so that `record` never adds them (every command called such a trace
+  // corrupt). What other buffers hold is whole, and is added.
+  atomic_store(&b->inflight, hl_writer_failed() ? 1 : 0);
 }
 
 HL_HOOK void hl_ensure(struct hl_buffer *b, uint32_t bytes) {

@@ -175,7 +175,8 @@ package final class SharedBuffers {
     let slot = read(at: base, count: Int(dataOffset))
     guard slot.count == Int(dataOffset), le32(slot, 0) != Layout.bufferFree else { return nil }
     let inflight = le64(slot, 40)
-    if inflight != 0 && inflight - 1 < committed { return nil }  // written before the end
+    // Written before the end, or (1) after a chunk that the trace lost, whose INFOs it names
+    if inflight != 0 && inflight - 1 < committed { return nil }
     let length = Int(le32(slot, 12))
     let sideLength = Int(le32(slot, 104))
     guard length <= Layout.maximumBufferBytes, sideLength <= Layout.maximumBufferBytes else {
