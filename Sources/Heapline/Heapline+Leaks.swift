@@ -135,11 +135,13 @@ extension Heapline {
   /// ``expectNoLeaks(depth:failOn:liveBytesAtMost:_:)-1rrga`` does it.
   ///
   /// `body` runs in a task of its own whose executor is a thread of its own, as do the child
-  /// tasks it starts (they inherit the executor): what they allocate is `body`'s. Work on
-  /// other executors (an actor with an executor of its own, the main actor, `Task.detached`,
-  /// a dispatch queue) is not `body`'s, as work on other threads is not in the synchronous
-  /// check. Task-locals are inherited, so Swift Testing's `#expect` inside `body` reports to
-  /// its test.
+  /// tasks it starts (they inherit the executor): what they allocate is `body`'s. A `body`
+  /// isolated to the main actor (a `@MainActor` test) runs on the main thread instead: what the
+  /// main thread allocates while `body` runs is `body`'s too, including the work of other
+  /// main-actor code that runs while `body` is suspended. Work on other executors (an actor
+  /// with an executor of its own, `Task.detached`, a dispatch queue) is not `body`'s, as work
+  /// on other threads is not in the synchronous check. Task-locals are inherited, so Swift
+  /// Testing's `#expect` inside `body` reports to its test.
   public static func expectNoLeaks(
     depth: Int = 64, failOn: LeakReport.Failure = .definitely, liveBytesAtMost: UInt64? = nil,
     _ body: () async throws -> Void
@@ -148,13 +150,18 @@ extension Heapline {
     defer { unlink(path) }
     var check: LeakCheck?
     var bodyThread: UInt32 = 0
+    let mainActor = MainActorThread()
     _ = try await record(to: path, depth: depth) { () async throws -> Void in
+      // A body isolated to the main actor runs on the main actor's thread, not the executor's.
+      // Asked without waiting: a main actor that is busy or blocked could not run such a body.
+      Task { @MainActor in mainActor.note() }
       let executor = try ThreadExecutor()
       // A task of its own, whose async frames are freed when it ends: the frames of the
       // calling task would keep stale copies of body's pointers.
       let outcome = await withoutActuallyEscaping(body) { body in
         let body = UncheckedSendable(body)
         return await Task(executorPreference: executor) {
+          mark(bodyStartMark)
           defer { mark(bodyEndMark) }
           try await body.value()
         }.result
@@ -165,52 +172,62 @@ extension Heapline {
       try onThreadOfItsOwn { check = try checkLeaks() }
     }
     try judge(
-      path: path, check: check, bodyThread: bodyThread, failOn: failOn,
-      liveBytesAtMost: liveBytesAtMost)
+      path: path, check: check, bodyThread: bodyThread, mainActorThread: mainActor.thread,
+      failOn: failOn, liveBytesAtMost: liveBytesAtMost)
   }
 
-  /// The mark that ends the async body, on its thread.
+  /// The marks that begin and end the async body, on its thread.
+  private static let bodyStartMark = "heapline: the body began"
   private static let bodyEndMark = "heapline: the body ended"
 
-  /// Throws what the check found that involves `bodyThread`'s blocks.
+  /// Throws what the check found that involves `bodyThread`'s blocks, or those that
+  /// `mainActorThread` made while the async body ran (between its marks).
   private static func judge(
-    path: String, check: LeakCheck?, bodyThread: UInt32, failOn: LeakReport.Failure,
-    liveBytesAtMost limit: UInt64?
+    path: String, check: LeakCheck?, bodyThread: UInt32, mainActorThread: UInt32 = 0,
+    failOn: LeakReport.Failure, liveBytesAtMost limit: UInt64?
   ) throws {
     guard limit != nil || check?.isClean == false else { return }
     let reader = try TraceReader(path: path)
-    let serials = Set(reader.chunks.filter { $0.threadID == bodyThread }.map(\.threadSerial))
-    func isBodys(_ id: AllocID) -> Bool { bodyThread == 0 || serials.contains(id.threadSerial) }
-    if let check, !check.isClean {
-      // The scan covers the whole process: keep the leaks that body's thread took part in.
-      var stream = reader.events()
-      try stream.drainMetadata()
-      if let scan = stream.metadata.leakScans[check.scan] {
-        let mine = scan.onlyLeaksInvolving { isBodys($0.id) }
-        let report = LeakReport(
-          scan: mine, metadata: stream.metadata, path: path, symbolizer: Symbolizer())
-        if report.fails(on: failOn) { throw LeaksFound(report: report) }
-      }
+    func serials(of thread: UInt32) -> Set<UInt32> {
+      Set(reader.chunks.filter { $0.threadID == thread }.map(\.threadSerial))
     }
-    guard let limit else { return }
+    let bodys = serials(of: bodyThread)
+    let main = mainActorThread == 0 ? [] : serials(of: mainActorThread)
     var live: [AllocID: (size: UInt64, stack: StackID)] = [:]
+    var onMain: Set<AllocID> = []
     // The async body's thread goes on to resume the caller (in dispatch's continuations,
     // which dispatch keeps cached): not the body's doing.
-    var bodyEnded = false
+    var began = false
+    var ended = false
     var stream = reader.events()
     while let event = try stream.next() {
       switch event {
-      case .alloc(let alloc) where isBodys(alloc.id) && !bodyEnded:
-        live[alloc.id] = (alloc.size, alloc.stack)
+      case .alloc(let alloc) where !ended:
+        if bodyThread == 0 || bodys.contains(alloc.id.threadSerial) {
+          live[alloc.id] = (alloc.size, alloc.stack)
+        } else if began && main.contains(alloc.id.threadSerial) {  // a body on the main actor
+          live[alloc.id] = (alloc.size, alloc.stack)
+          onMain.insert(alloc.id)
+        }
       case .free(let free): live[free.id] = nil
-      case .mark(let mark) where mark.name == bodyEndMark: bodyEnded = true
+      case .mark(let mark) where mark.name == bodyStartMark: began = true
+      case .mark(let mark) where mark.name == bodyEndMark: ended = true
       default: break
       }
     }
+    let metadata = stream.metadata
+    if let check, !check.isClean, let scan = metadata.leakScans[check.scan] {
+      // The scan covers the whole process: keep the leaks that body's thread took part in.
+      let mine = scan.onlyLeaksInvolving {
+        bodyThread == 0 || bodys.contains($0.id.threadSerial) || onMain.contains($0.id)
+      }
+      let report = LeakReport(scan: mine, metadata: metadata, path: path, symbolizer: Symbolizer())
+      if report.fails(on: failOn) { throw LeaksFound(report: report) }
+    }
+    guard let limit else { return }
     // A runtime's own blocks, which the leak report leaves out by default, are not the body's:
     // dispatch keeps the continuations that the body's own `Task.sleep` made cached for its
     // thread, and a test that only slept had 128 to 3,254 bytes "still live", over its limit.
-    let metadata = stream.metadata
     let stacks = Set(live.values.map(\.stack))
     let symbols = Symbolizer().symbolize(
       stacks.flatMap { metadata.frames(of: $0) }, modules: metadata.modules)
@@ -291,5 +308,29 @@ public struct LiveBytesOverLimit: Error, CustomStringConvertible, Sendable {
   public var description: String {
     "\(bytes) bytes in \(blocks) blocks allocated by the test are still live, over its limit of"
       + " \(limit) bytes"
+  }
+}
+
+/// The thread that runs the main actor's jobs, once one of them has said so: the main thread,
+/// or the thread that drains dispatch's main queue after `dispatchMain()`.
+private final class MainActorThread: @unchecked Sendable {
+  private var lock = pthread_mutex_t()
+  private var id: UInt32 = 0
+
+  init() { pthread_mutex_init(&lock, nil) }
+  deinit { pthread_mutex_destroy(&lock) }
+
+  @MainActor func note() {
+    let current = Heapline.currentThreadID()
+    pthread_mutex_lock(&lock)
+    id = current
+    pthread_mutex_unlock(&lock)
+  }
+
+  /// 0 until a main-actor job has noted it.
+  var thread: UInt32 {
+    pthread_mutex_lock(&lock)
+    defer { pthread_mutex_unlock(&lock) }
+    return id
   }
 }

@@ -41,4 +41,9 @@ nonisolated(unsafe) var keptGadgets: [Gadget] = []
     await Task.yield()
     keptGadgets = (0..<25).map { _ in Gadget() }
   }
+
+  /// A test on the main actor runs there, not on the check's own thread.
+  @MainActor @Test(.leakFree) func aStronglyBoundControllerOnTheMainActorFailsTheLeakFreeTrait() {
+    StronglyBoundController().bind()
+  }
 }

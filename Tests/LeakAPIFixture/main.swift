@@ -4,10 +4,10 @@
 // address, and a conservative scan takes those for pointers. One line per case:
 //   <case>: <kind> <name> | instances N | definitely B/b | indirectly B/b | possibly B/b
 // `heapline-api-fixture CASE...` runs the cases named (strong, weak, ten, elsewhere, mixed,
-// check, unrecorded, interior, cached, async, growth), each once; with none, all of them. The tests run each
-// case in a process of its own: a report symbolizes its stacks with a child process, and
-// Foundation's Process starts a thread that stays, whose stack holds stale words that may point
-// into a later case's blocks.
+// check, unrecorded, interior, cached, async, growth, mainactor), each once; with none, all of
+// them. The tests run each case in a process of its own: a report symbolizes its stacks with a
+// child process, and Foundation's Process starts a thread that stays, whose stack holds stale
+// words that may point into a later case's blocks.
 import Dispatch
 import Foundation
 import Heapline
@@ -317,4 +317,34 @@ if runs("growth") {
       }
     }
   }
+}
+
+// The async check of a body isolated to the main actor (a `@MainActor` test): the body runs on
+// the main thread, not on the check's executor, and its leaks are found all the same. Last: the
+// main thread runs the main actor's queue, and the process ends from there.
+/// As Swift Testing's trait calls the check for a `@MainActor` test: through a function that
+/// hops to the main actor.
+func expectNoLeaksOnMainActor(
+  _ name: String, _ body: @escaping @Sendable @MainActor () async -> Void
+)
+  async
+{
+  await expectNoLeaks(name) { await body() }
+}
+
+if runs("mainactor") {
+  Task { @MainActor in
+    await expectNoLeaksOnMainActor("main actor") {
+      LeakyController().bindStrongly()
+    }
+    await expectNoLeaksOnMainActor("main actor, after a suspension") {
+      await Task.yield()
+      LeakyController().bindStrongly()
+    }
+    await expectNoLeaksOnMainActor("main actor, weak") {
+      LeakyController().bindWeakly()
+    }
+    exit(0)
+  }
+  dispatchMain()
 }
