@@ -141,6 +141,9 @@ struct hl_buffer {
   void *unwind;  // the unwinder's rules and previous stack (unwind.c), kept when reset
   struct hl_counts *counts;  // its thread's counts in sampling mode, for a flusher; NULL if shared
   uint32_t recording;  // the recording its caches of stack ids were made for
+  // The class another thread named its pending allocation by, as it freed it while this thread
+  // was inside an event (hl_late_key << 16 | category): hl_finish_pending takes it.
+  _Atomic uint64_t named_late;
 };
 _Static_assert(__builtin_offsetof(struct hl_buffer, inflight) == 40, "shared layout");
 _Static_assert(__builtin_offsetof(struct hl_buffer, pending) == 48, "shared layout");
@@ -244,6 +247,11 @@ struct hl_buffer *hl_acquire(void);  // this thread's buffer, BUSY; NULL when no
 void hl_release(struct hl_buffer *b);
 struct hl_buffer *hl_take_by_serial(uint32_t serial);  // another thread's, if idle; no waiting
 void hl_give_back(struct hl_buffer *b);  // what hl_take_by_serial took
+void hl_name_late(uint32_t serial, uint64_t named);  // into that serial's buffer's named_late
+// The allocation a named_late names: its counter's low 32 bits and its serial's low 16.
+static inline uint64_t hl_late_key(uint32_t serial, uint64_t counter) {
+  return (counter & 0xFFFFFFFFu) << 16 | (serial & 0xFFFFu);
+}
 void hl_threads_init(void);
 uint32_t hl_threads_begin_recording(void);  // the new recording's number
 extern _Atomic uint32_t hl_epoch;
@@ -398,6 +406,10 @@ uint64_t hl_infos_memory(void);
 void hl_live_init(void);
 void hl_live_insert(const struct hl_block *blk, struct hl_block *evicted, int *had_evicted);
 int hl_live_remove(uint64_t addr, struct hl_block *out);
+// The same, calling `then` with the block while its shard is still held, so that no thread that
+// looks for the block after the removal can miss what `then` did.
+int hl_live_remove_then(uint64_t addr, struct hl_block *out,
+                        void (*then)(const struct hl_block *, void *), void *context);
 void hl_live_put_back(const struct hl_block *blk);  // hooks.c: after a failed realloc
 // A block's category, set while it is still the allocation `counter`; returns 0 when it is gone.
 int hl_live_set_category(uint64_t addr, uint64_t counter, uint32_t category, uint32_t info);

@@ -286,7 +286,8 @@ HL_HOOK void hl_live_insert(const struct hl_block *blk, struct hl_block *evicted
   hl_spin_unlock(&s->lock);
 }
 
-HL_HOOK int hl_live_remove(uint64_t addr, struct hl_block *out) {
+HL_HOOK int hl_live_remove_then(uint64_t addr, struct hl_block *out,
+                                void (*then)(const struct hl_block *, void *), void *context) {
   struct hl_shard *s = shard_of(addr);
   hl_spin_lock(&s->lock);
   uint32_t j;
@@ -294,9 +295,14 @@ HL_HOOK int hl_live_remove(uint64_t addr, struct hl_block *out) {
   if (big >= 0) {
     unpack(&s->table[big], big, j, out);
     erase(&s->table[big], big, j);
+    if (then) then(out, context);
   }
   hl_spin_unlock(&s->lock);
   return big >= 0;
+}
+
+HL_HOOK int hl_live_remove(uint64_t addr, struct hl_block *out) {
+  return hl_live_remove_then(addr, out, NULL, NULL);
 }
 
 // Gives the block at slot `j` of table `big` of `s` a new category. `info` is the block's info

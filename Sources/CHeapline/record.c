@@ -79,6 +79,7 @@ void hl_buffer_reset(struct hl_buffer *b, uint32_t serial, uint32_t tid, uint32_
   start_chunk(b);
   fit_to_limit(b);
   atomic_store(&b->inflight, 0);
+  atomic_store(&b->named_late, 0);
   b->pending.valid = 0;
   b->held_from = NULL;
   b->cache_depth = b->cache_unwound = 0;

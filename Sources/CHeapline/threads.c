@@ -44,6 +44,14 @@ struct hl_buffer *hl_take_by_serial(uint32_t serial) {
   return NULL;
 }
 
+// Leaves `named` for the thread of serial `serial`, whatever it is doing: read under a live-table
+// shard, which hl_finish_pending takes after it.
+void hl_name_late(uint32_t serial, uint64_t named) {
+  struct hl_buffer *b = atomic_load(&hl_by_serial[serial % HL_BY_SERIAL]);
+  if (b && __atomic_load_n(&b->serial, __ATOMIC_RELAXED) == serial)
+    atomic_store_explicit(&b->named_late, named, memory_order_relaxed);
+}
+
 void hl_give_back(struct hl_buffer *b) {
   uint32_t naming = HL_BUF_NAMING;
   atomic_compare_exchange_strong_explicit(&b->state, &naming, HL_BUF_IDLE, memory_order_release,

@@ -164,6 +164,25 @@ import Testing
     #expect(!stats.categories.contains { $0.name.hasPrefix("Category ") })
   }
 
+  @Test func objectsThatAnotherThreadFreesWhileTheirOwnThreadAllocatesAreNamed() throws {
+    // Given 20,000 objects queued for a consumer thread that drops them as they come, often
+    // while the thread that made one is inside its next malloc, past the point where another
+    // thread's free could name it (1 run in 4 kept 1 of 10,000 in its size class)
+    let dir = try Harness.temporaryDirectory()
+    for run in 1...4 {
+      let trace = dir.appendingPathComponent("stream-\(run).trace").path
+      let result = try Harness.heapline(
+        ["record", "--no-leaks", "-o", trace, "--", LeakSwiftTests.fixture, "stream"])
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(result.stdout == "streamed 20000\n")
+      // Then every one is counted under its class, in every run
+      let stats = try Statistics(reader: TraceReader(path: trace))
+      let streamed = stats.category(named: "heapline_leak_fixture.Streamed")
+      #expect(streamed?.totalCount == 20_000, "run \(run)")
+      #expect(streamed?.totalBytes == 20_000 * 40, "run \(run)")
+    }
+  }
+
   @Test func aProgramWithThousandsOfClassesHasEveryOneNamedDeepGenericsToo() throws {
     // Given 4,900 classes, Pair<A, B> for A and B each of 70 types made at run time (Int,
     // Tag<Int>, Tag<Tag<Int>>, …, 69 deep), one object of each kept to the end: more than the

@@ -208,7 +208,9 @@ case "slack":
   keepInMallocsSlack()
 case "handoff":
   handOver()
+case "stream":
+  stream(20_000)
 default:
-  print("usage: heapline-leak-fixture cycles|foundation|threads|referee|names|slack|handoff")
+  print("usage: heapline-leak-fixture cycles|foundation|threads|referee|names|slack|handoff|stream")
   exit(2)
 }
