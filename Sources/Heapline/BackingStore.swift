@@ -19,7 +19,7 @@ extension Heapline {
   /// ```
   ///
   /// - Parameters:
-  ///   - bytes: the store's size.
+  ///   - bytes: the store's size; a negative size counts as 0.
   ///   - category: the name it is counted under.
   ///   - id: names the store until its release (its address will do); unique among live
   ///     stores. Reporting a live id again replaces that store.
@@ -33,11 +33,11 @@ extension Heapline {
   /// store has that id.
   @discardableResult
   public static func backingStore(released id: UInt64) -> Int {
-    Int(heapline_backing_free(id))
+    Int(clamping: heapline_backing_free(id))
   }
 
   /// The bytes and the number of backing stores reported now under `category`, recording or
-  /// not.
+  /// not (at most `Int.max`).
   ///
   /// ```swift
   /// let (bytes, stores) = Heapline.backingStoreBytes(inCategory: "Decoded images")
@@ -45,13 +45,13 @@ extension Heapline {
   public static func backingStoreBytes(inCategory category: String) -> (bytes: Int, stores: Int) {
     var stores: UInt64 = 0
     let bytes = category.withCString { heapline_backing_bytes($0, &stores) }
-    return (Int(bytes), Int(stores))
+    return (Int(clamping: bytes), Int(clamping: stores))
   }
 
-  /// The bytes and the number of all backing stores reported now.
+  /// The bytes and the number of all backing stores reported now (at most `Int.max`).
   public static var backingStoreBytes: (bytes: Int, stores: Int) {
     var stores: UInt64 = 0
     let bytes = heapline_backing_bytes(nil, &stores)
-    return (Int(bytes), Int(stores))
+    return (Int(clamping: bytes), Int(clamping: stores))
   }
 }

@@ -79,4 +79,21 @@ import Testing
   @Test func anUnknownReleaseChangesNothing() {
     #expect(Heapline.backingStore(released: 0xDEAD_0000) == 0)
   }
+
+  @Test func storesThatAddUpPastIntMaxReadAsIntMax() {
+    // Given two stores of 2^62 bytes each, and one of a negative size, for a moment (their sum
+    // was converted to Int, which trapped: the program crashed reading it)
+    let category = "BackingStoreTests.huge"
+    Heapline.backingStore(allocated: 1 << 62, category: category, id: 0xBEEF_0001)
+    Heapline.backingStore(allocated: 1 << 62, category: category, id: 0xBEEF_0002)
+    Heapline.backingStore(allocated: -5, category: category, id: 0xBEEF_0003)
+    let both = Heapline.backingStoreBytes(inCategory: category)
+    let released = [0xBEEF_0001, 0xBEEF_0002, 0xBEEF_0003].map {
+      Heapline.backingStore(released: $0)
+    }
+    // Then they read as Int.max bytes in 3 stores, the negative one as 0 bytes
+    #expect(both.bytes == Int.max)
+    #expect(both.stores == 3)
+    #expect(released == [1 << 62, 1 << 62, 0])
+  }
 }
