@@ -22,10 +22,26 @@ final class RecordingTurn: @unchecked Sendable {
     pthread_cond_init(freed, nil)
   }
 
-  /// Blocks the calling thread until the turn is free, then takes it.
-  func take() {
+  /// Blocks the calling thread until the turn is free, then takes it. A wait of more than
+  /// `patience` seconds says why on stderr, once: a recording started from a thread that
+  /// another recording's body waits for never gets its turn, and hung without a word.
+  func take(patience: Int = 10) {
     pthread_mutex_lock(lock)
-    while taken { pthread_cond_wait(freed, lock) }
+    var told = false
+    while taken {
+      var now = timespec()
+      clock_gettime(CLOCK_REALTIME, &now)
+      var until = now
+      until.tv_sec += patience
+      if pthread_cond_timedwait(freed, lock, &until) == ETIMEDOUT && taken && !told {
+        told = true
+        let line = Array(
+          ("heapline: Heapline.record has waited \(patience) s for the recording that another "
+            + "thread runs: recordings take turns, so one started from a thread that a "
+            + "recording's body waits for never starts\n").utf8)
+        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+      }
+    }
     taken = true
     pthread_mutex_unlock(lock)
   }

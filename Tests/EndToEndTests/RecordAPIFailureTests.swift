@@ -18,6 +18,20 @@ import Testing
     #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [])
   }
 
+  @Test func aRecordingThatWaitsForItsTurnForLongSaysWhy() throws {
+    // Given a recording started from a thread that the running recording's body waits for,
+    // which never gets its turn (it hung without a word)
+    let dir = try Harness.temporaryDirectory()
+    let result = try Harness.run(Self.fixture, ["nested"], environment: ["TMPDIR": dir.path])
+    // Then after 10 s stderr says why, in one line
+    #expect(result.stdout == "nested: the inner recording is still waiting\n")
+    #expect(
+      result.stderr
+        == "heapline: Heapline.record has waited 10 s for the recording that another thread "
+        + "runs: recordings take turns, so one started from a thread that a recording's body "
+        + "waits for never starts\n")
+  }
+
   @Test func aFullDiskIsAFailedWriteAndRemovesItsTemporaryTrace() throws {
     let dir = try Harness.temporaryDirectory()
     let result = try Harness.run(Self.fixture, ["fulldisk"], environment: ["TMPDIR": dir.path])

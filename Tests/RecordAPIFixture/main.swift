@@ -4,9 +4,10 @@
 //   throwing: threw <error>
 //   fulldisk: failed: <error>
 //   then: recorded <N>          (a second recording, with room again, of 100 blocks)
-// `heapline-record-fixture CASE` runs `throwing` (the body throws) or `fulldisk` (64 KiB file
+// `heapline-record-fixture CASE` runs `throwing` (the body throws), `fulldisk` (64 KiB file
 // size limit, SIGXFSZ ignored so writes fail with EFBIG, while 2,000,000 blocks are kept, each
-// after one of a pseudo-random size made and freed, which no compressor can predict).
+// after one of a pseudo-random size made and freed, which no compressor can predict) or
+// `nested` (a recording from a thread that the body waits for, for 12 s).
 import Heapline
 
 #if canImport(Glibc)
@@ -61,6 +62,22 @@ func run(_ name: String) -> String {
       let count = (try? again.get())?.statistics.category(named: "again")?.persistentCount
       return "fulldisk: failed: \(error)\nthen: \(count.map { "recorded \($0)" } ?? "\(again)")"
     }
+  case "nested":
+    // A recording started from a thread that the running recording's body waits for: it
+    // never gets its turn. After 12 s the process ends, with what stderr said meanwhile.
+    var thread = pthread_t()
+    _ = try? Heapline.record {
+      pthread_create(
+        &thread, nil,
+        { _ in
+          _ = try? Heapline.record {}
+          return nil
+        }, nil)
+      sleep(12)
+      print("nested: the inner recording is still waiting")
+      exit(0)
+    }
+    return "nested: the body returned"
   default:
     return "unknown case \(name)"
   }
