@@ -44,6 +44,13 @@ uint32_t hl_category_find(const char *name) {
 
 uint32_t hl_categories_full(void) { return atomic_load(&hl_full); }
 
+// Whether `id` names a scope that heapline_scope_push registered (a kind is set before its id is
+// handed out; the rest stay 0).
+int hl_category_is_scope(uint32_t id) {
+  uint32_t c = id - HL_REGISTERED_CATEGORY;
+  return id >= HL_REGISTERED_CATEGORY && c < HL_MAX_CATEGORIES && hl_kinds[c] == HL_CAT_SCOPE;
+}
+
 void hl_categories_mark_full(void) {
   atomic_store(&hl_full, HL_FLAG_CATEGORIES_FULL);
   if (hl_shared) atomic_fetch_or(&hl_shared->flags, HL_FLAG_CATEGORIES_FULL);

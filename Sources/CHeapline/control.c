@@ -248,7 +248,11 @@ uint32_t heapline_scope_push(const char *name) {
   return previous;
 }
 
-void heapline_scope_pop(uint32_t token) { hl_tls.scope = token; }
+// A token that no push returned (a stray number) is ignored: blocks were counted under a
+// category of that number and no name, of a kind no reader knew.
+void heapline_scope_pop(uint32_t token) {
+  if (!token || hl_category_is_scope(token)) hl_tls.scope = token;
+}
 
 // Zero once nothing records: the live table keeps the last recording's blocks until the next
 // one begins, and a program asked it after Heapline.record returned was told they were live.

@@ -434,6 +434,7 @@ void hl_live_block_at(uint32_t ref, struct hl_block *out);
 // categories.c: size classes, named scopes and the Swift type cache.
 uint32_t hl_size_class(uint64_t size);
 uint32_t hl_category_register(struct hl_buffer *b, int kind, const char *name, size_t len);
+int hl_category_is_scope(uint32_t id);
 uint32_t hl_category_find(const char *name);
 uint32_t hl_categories_full(void);  // HL_FLAG_CATEGORIES_FULL once a category found no room
 void hl_categories_mark_full(void);  // a category, or a Swift type, found no room

@@ -1,3 +1,4 @@
+import CHeapline
 import Heapline
 import Testing
 
@@ -59,6 +60,29 @@ final class Widget {
     #expect(scope.persistentBytes == 200 * 48)
     #expect(scope.transientCount == 100)
     #expect(scope.totalBytes == 300 * 48)
+  }
+
+  @Test func aScopeTokenThatNoPushReturnedIsIgnored() throws {
+    // Given a stray number popped inside a scope of the C API (the thread's blocks went to a
+    // category of that number, of no name and no kind a reader knew)
+    let blocks = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 20)
+    defer { blocks.deallocate() }
+    let recording = try Heapline.record {
+      let token = heapline_scope_push("Stray pop")
+      heapline_scope_pop(12_345)
+      var i = 0
+      while i < 20 {
+        blocks[i] = malloc(72)
+        i += 1
+      }
+      heapline_scope_pop(token)
+    }
+    defer { for i in 0..<20 { free(blocks[i]) } }
+    // Then the blocks are the scope's, and no category has a number for a name
+    let scope = try #require(recording.statistics.category(named: "Stray pop"))
+    #expect(scope.persistentCount == 20)
+    #expect(scope.persistentBytes == 20 * 72)
+    #expect(!recording.statistics.categories.contains { $0.name.hasPrefix("Category ") })
   }
 
   @Test func reallocChainsCallocAndAlignedAllocationsAreExact() throws {

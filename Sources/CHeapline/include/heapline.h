@@ -32,7 +32,8 @@ void heapline_mark(const char *name);
 /// Returns a token for `heapline_scope_pop`. Scopes nest.
 uint32_t heapline_scope_push(const char *name);
 
-/// Restores the scope that was current before the `heapline_scope_push` that returned `token`.
+/// Restores the scope that was current before the `heapline_scope_push` that returned `token`;
+/// a token that no push returned is ignored.
 void heapline_scope_pop(uint32_t token);
 
 /// The number of bytes currently live in the category named by a scope, as the live table sees
