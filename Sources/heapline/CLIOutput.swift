@@ -7,9 +7,17 @@ import HeaplineAnalysis
 /// Messages from the CLI itself. They go to stderr so that a recorded program's stdout and a
 /// report's output stay clean.
 enum CLIOutput {
-  static func error(_ message: String) { write("heapline: " + firstLine(message)) }
-  static func warning(_ message: String) { write("heapline: warning: " + firstLine(message)) }
+  /// One line, whatever the message holds: a path with a newline in it made two, and a message
+  /// cut at its first line lost what came after the path.
+  static func error(_ message: String) {
+    write(
+      "heapline: " + oneLine(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message))
+  }
+  static func warning(_ message: String) { write("heapline: warning: " + oneLine(message)) }
   static func note(_ message: String) { write("heapline: " + message) }
+
+  /// The argument parser's error line: its message goes on with the usage, on lines of its own.
+  static func parserError(_ message: String) { write("heapline: " + firstLine(message)) }
 
   /// Writes a command's whole text result to standard output. A write that fails (a full disk,
   /// a closed pipe) is the command's error, as it is for the outputs that are streamed, never a
@@ -29,6 +37,22 @@ enum CLIOutput {
   private static func firstLine(_ message: String) -> String {
     let trimmed = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
     return String(trimmed.split(separator: "\n", omittingEmptySubsequences: true).first ?? "")
+  }
+
+  /// `message` with its control characters written as escapes (`\n`, `\u{1B}`).
+  static func oneLine(_ message: String) -> String {
+    var line = ""
+    for scalar in message.unicodeScalars {
+      switch scalar {
+      case "\n": line += "\\n"
+      case "\t": line += "\\t"
+      case "\r": line += "\\r"
+      case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+        line += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+      default: line.unicodeScalars.append(scalar)
+      }
+    }
+    return line
   }
 
   private static func write(_ line: String) {

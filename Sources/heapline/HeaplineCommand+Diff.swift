@@ -50,6 +50,7 @@ extension HeaplineCommand {
     @OptionGroup var frames: FrameOptions
 
     func validate() throws {
+      try TraceInput.checkOutput(output)
       guard (1...2).contains(files.count) else {
         throw ValidationError(
           "give one trace with --from and --to, or two traces to compare, not \(files.count)")

@@ -68,6 +68,7 @@ extension HeaplineCommand {
     @OptionGroup var frames: FrameOptions
 
     func validate() throws {
+      try TraceInput.checkOutput(output)
       guard !files.isEmpty else { throw ValidationError("give the trace file to export") }
       try TraceInput.checkSeconds(at, option: "--at")
       guard format == .pprof else {

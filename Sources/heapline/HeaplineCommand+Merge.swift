@@ -30,7 +30,7 @@ extension HeaplineCommand {
 
     func validate() throws {
       guard !files.isEmpty else { throw ValidationError("give the traces to merge") }
-      guard !output.isEmpty else { throw ValidationError("-o needs a file name") }
+      try TraceInput.checkOutput(output)
     }
 
     func run() throws {

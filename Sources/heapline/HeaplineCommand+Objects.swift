@@ -40,6 +40,7 @@ extension HeaplineCommand {
     @OptionGroup var frames: FrameOptions
 
     func validate() throws {
+      try TraceInput.checkOutput(output)
       try TraceInput.checkSeconds(liveAt, option: "--live-at")
     }
 

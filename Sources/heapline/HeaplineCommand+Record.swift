@@ -79,6 +79,7 @@ extension HeaplineCommand {
     var command: [String] = []
 
     mutating func validate() throws {
+      try TraceInput.checkOutput(output)
       // The program's arguments pass through untouched, so what comes before `--` that the
       // parser did not take is ours to read: help, or an option that does not exist.
       if let first = command.first, first != "--", first.hasPrefix("-") {

@@ -42,6 +42,7 @@ extension HeaplineCommand {
     var output: String?
 
     func validate() throws {
+      try TraceInput.checkOutput(output)
       guard interval > 0 && interval < 1e12 else {
         throw ValidationError(
           "--interval must be a positive number of milliseconds, not \(interval)")

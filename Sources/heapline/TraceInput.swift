@@ -40,6 +40,12 @@ enum TraceInput {
     UInt64((seconds * 1e9).rounded())
   }
 
+  /// Throws when `-o` names no file: an empty name was refused by the file system, each
+  /// command in words of its own, with a status of its own.
+  static func checkOutput(_ output: String?) throws {
+    if output?.isEmpty == true { throw ValidationError("-o needs a file name") }
+  }
+
   /// Throws unless `value` is a number of seconds from 0 to under 1e9 (NaN and infinities
   /// fail).
   static func checkSeconds(_ value: Double?, option: String) throws {

@@ -20,7 +20,7 @@ do {
     Glibc.exit(0)
   }
   let message = HeaplineCommand.fullMessage(for: error)
-  CLIOutput.error(message)
+  CLIOutput.parserError(message)
   guard code == .validationFailure else { Glibc.exit(2) }
   CLIOutput.usage(message)
   Glibc.exit(64)

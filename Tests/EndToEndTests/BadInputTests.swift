@@ -18,6 +18,31 @@ import Testing
     expectOneLineError(result, mentioning: "not found", status: 127)
   }
 
+  @Test func aNameWithANewlineInItIsNamedWholeInOneLine() throws {
+    // Given a program and a trace whose names hold a newline (the message was cut at it:
+    // "heapline: program './no")
+    let program = try Harness.heapline(["record", "--", "./no\nsuch"])
+    expectOneLineError(program, mentioning: "program './no\\nsuch' not found", status: 127)
+    let trace = try Harness.heapline(["report", "no\nsuch.trace"])
+    expectOneLineError(trace, mentioning: "'no\\nsuch.trace': No such file", status: 2)
+  }
+
+  @Test func anEmptyOutputNameIsAUsageErrorOfEveryCommand() throws {
+    // Given -o "" (four commands said "cannot write ''" with status 2, two a usage error, and
+    // record that the current directory was a directory, with 125)
+    let dir = try Harness.temporaryDirectory()
+    let trace = dir.appendingPathComponent("t.trace").path
+    _ = try Harness.heapline(["record", "-o", trace, "--", "true"])
+    for (subcommand, rest) in [
+      ("timeline", [trace]), ("objects", [trace]), ("diff", [trace, trace]),
+      ("export", [trace, "--format", "folded"]), ("merge", [trace]), ("record", ["--", "true"]),
+    ] {
+      expectUsageError(
+        try Harness.heapline([subcommand, "-o", ""] + rest), mentioning: "-o needs a file name",
+        subcommand: subcommand)
+    }
+  }
+
   @Test func anUnwritableOutputPathIsAnError() throws {
     let result = try Harness.heapline(["record", "-o", "/nonexistent/dir/x.trace", "--", "true"])
     expectOneLineError(result, mentioning: "/nonexistent/dir/x.trace", status: 125)
