@@ -65,6 +65,10 @@ public struct TextReportRenderer: ReportRenderer {
     lines.append("  Process \(trace.pid)\(mode), \(TimeText.duration(trace.durationNanoseconds))")
     if let ending = trace.trailer?.unfinishedEnding {
       lines.append("  Trace complete, \(ending)")
+    } else if trace.isComplete, trace.endReason == .writeFailed {
+      // Whole as a file, but not as a record of the run ("Trace complete, a write failed…")
+      lines.append(
+        "  Trace INCOMPLETE: writing it failed, so what the program did after that is missing")
     } else if trace.isComplete {
       lines.append("  Trace complete" + (trace.endReason.map { ", \(Self.describe($0))" } ?? ""))
     } else if let cut = trace.cutShort {

@@ -67,6 +67,10 @@ extension HeaplineCommand {
 
     @OptionGroup var frames: FrameOptions
 
+    func validate() throws {
+      if scan == 0 { throw ValidationError("--scan counts from 1") }
+    }
+
     func run() throws {
       var rules = LeakSuppressions()
       if let suppressions {

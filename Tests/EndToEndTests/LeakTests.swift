@@ -243,6 +243,12 @@ import Testing
     expectOneLineError(try Harness.heapline(["leaks", trace.path]), mentioning: "no leak scan")
     expectOneLineError(
       try Harness.heapline(["leaks", trace.path, "--scan", "3"]), mentioning: "no leak scan")
+    // Scans count from 1: --scan 0 is a usage error, as --scan -1 is (it read the trace, and
+    // said it had no scan 0, with status 2)
+    expectUsageError(
+      try Harness.heapline(["leaks", trace.path, "--scan", "0"]),
+      mentioning: "--scan counts from 1",
+      subcommand: "leaks")
   }
 
   @Test func aFileThatIsNotATraceIsAnError() throws {

@@ -190,6 +190,11 @@ import Testing
       let read = try Harness.heapline(command)
       #expect(read.stderr.hasPrefix(notice), "\(command[0]): \(read.stderr)")
     }
+    // And the report's header calls it incomplete ("Trace complete, a write failed" before)
+    let report = try Harness.heapline(["report", trace.path, "--no-symbolize"])
+    #expect(
+      report.stdout.contains(
+        "\n  Trace INCOMPLETE: writing it failed, so what the program did after that is missing\n"))
   }
 
   @Test(arguments: [[], ["--graph"]])
