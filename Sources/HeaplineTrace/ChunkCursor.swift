@@ -265,7 +265,15 @@ struct ChunkCursor {
       }
       do {
         let tagByte = try reader.readUInt8()
-        switch RecordTag(rawValue: tagByte) {
+        let tag = RecordTag(rawValue: tagByte)
+        // A reader that wanted only stacks and modules skipped this chunk on its header's word.
+        if tag == .pc || tag == .stackNode || tag == .module,
+          chunk.flags.contains(.noStacksOrModules)
+        {
+          throw malformed(
+            "record tag \(tagByte) in a chunk whose header says it holds no stacks or modules")
+        }
+        switch tag {
         case .tick:
           let skip = try reader.readVarint()
           guard skip <= UInt64(Int32.max) else { throw malformed("a TICK skips \(skip) records") }

@@ -156,7 +156,8 @@ struct TraceIntegrityTests {
     let reader = try TraceReader(path: trace.path)
     // Then the header says which chunk holds no stacks, the metadata pass finds the other's
     // stack without reading it, and a full read rejects the record it should not hold
-    #expect(reader.chunks.map { $0.flags } == [[.noStacksOrModules, .sideSection], [.sideSection]])
+    #expect(
+      reader.chunks.map { $0.flags } == [[.noStacksOrModules, .sideSection], [.sideSection]])
     #expect(!unflagged.flags.contains(.noStacksOrModules))
     let (returnAddresses, _) = try reader.stacksAndModules(of: reader.chunks)
     #expect(returnAddresses == [0x4010])
@@ -164,6 +165,27 @@ struct TraceIntegrityTests {
     #expect(
       error?.description.contains(
         "record tag 3 in a chunk whose header says it holds no stacks or modules") == true)
+  }
+
+  @Test("a flagged chunk's side section may hold no STACK, PC or MODULE record either")
+  func flaggedSideSectionsHoldNoStacks() throws {
+    // Given a chunk whose header says it holds no stacks, with a PC record in its side section
+    // that its header does not count (read as any other, where the events' were rejected)
+    var writer = TraceWriter()
+    var chunk = writer.makeChunk(threadSerial: 1)
+    let block = chunk.alloc(at: 10, size: 16, address: 0x10, stack: StackID(1))
+    chunk.free(at: 20, block)
+    chunk.appendRawSide([0x52, 0x00, 0x90, 0x81, 0x01])  // PC 0 at 0x4090 (zigzag)
+    writer.append(chunk)
+    writer.appendTrailer(endTime: 100)
+    let trace = try TemporaryTrace(writer)
+    #expect(
+      try TraceReader(path: trace.path).chunks.first?.flags.contains(.noStacksOrModules) == true)
+    // Then a full read rejects it
+    let error = #expect(throws: TraceError.self) { try trace.events() }
+    #expect(
+      error?.description.contains(
+        "record tag 82 in a chunk whose header says it holds no stacks or modules") == true)
   }
 
   @Test("a trace without a trailer still tells its lost events and its last event's time")
