@@ -10,6 +10,10 @@ mkdir -p "$out/"
 cc="${CC:-clang}"
 opt="-O2"
 [ "$config" = debug ] && opt="-O1 -g"
+# libgcc_s comes before libunwind among the library's needs, so that the loader finds its
+# _Unwind_* functions first: libunwind exports functions of the same names, and glibc's
+# cancellation of a thread inside stdio ran the cleanup of its lock through libunwind's with
+# libgcc's unwinder (the lock stayed taken, and the program's next write to the stream hung).
 # Link-time optimization inlines across the shim's files (a malloc passes through six of them):
 # about 6 % of the recording's CPU on the C churn. It needs the toolchain's own linker, lld.
 # shellcheck disable=SC2086
@@ -18,6 +22,6 @@ opt="-O2"
   -DUNW_LOCAL_ONLY -D_GNU_SOURCE -DHL_PRELOAD -Wall -Wextra -Wno-unused-parameter \
   -I"$root/Sources/CHeapline/include" \
   -o "$out/libheapline-preload.so.tmp" "$root"/Sources/CHeapline/*.c \
-  -lunwind -lzstd -lpthread -ldl
+  -Wl,--no-as-needed -lgcc_s -lunwind -lzstd -lpthread -ldl
 mv "$out/libheapline-preload.so.tmp" "$out/libheapline-preload.so"
 echo "$out/libheapline-preload.so"

@@ -189,11 +189,15 @@ __attribute__((constructor)) static void hl_constructor(void) {
 
 __attribute__((destructor)) static void hl_destructor(void) {
   if (atomic_load(&hl_state) != HL_ON) return;
+  // A thread with a cancel pending may call exit: the scan's and the end's cancellation points
+  // are the shim's, and the thread was cancelled in the scan, so the process went on.
+  int held = hl_cancel_hold();
   hl_rotate_stop();  // the exit's scan goes in the last file
   hl_leaks_at_exit();  // with the recording still on (HEAPLINE_LEAKS_AT_EXIT)
   hl_tls.guard++;
   hl_end(HL_END_EXIT);
   hl_tls.guard--;
+  hl_cancel_release(held);
 }
 
 int heapline_start(const char *path, unsigned depth) {
