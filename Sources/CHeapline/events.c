@@ -78,6 +78,8 @@ HL_HOOK static void hl_record_alloc(struct hl_buffer *b, uint64_t addr, uint64_t
   b->pending = (struct hl_pending){.addr = addr, .size = size, .time = now,
                                    .counter = blk.counter, .stack = stack,
                                    .category = blk.category, .valid = 1, .info = blk.info};
+  if (HL_UNLIKELY(atomic_load_explicit(&hl_watched_task, memory_order_relaxed)))
+    hl_watch_note(b->serial, blk.counter);
   b->next_alloc++;
 }
 

@@ -135,10 +135,10 @@ extension Heapline {
   /// ``expectNoLeaks(depth:failOn:liveBytesAtMost:_:)-1rrga`` does it.
   ///
   /// `body` runs in a task of its own whose executor is a thread of its own, as do the child
-  /// tasks it starts (they inherit the executor): what they allocate is `body`'s. A `body`
-  /// isolated to the main actor (a `@MainActor` test) runs on the main thread instead: what the
-  /// main thread allocates while `body` runs is `body`'s too, including the work of other
-  /// main-actor code that runs while `body` is suspended. Work on other executors (an actor
+  /// tasks it starts (they inherit the executor): what they allocate is `body`'s. So is what
+  /// `body`'s own task allocates on other threads: a `body` isolated to the main actor (a
+  /// `@MainActor` test) runs on the main actor's thread, beside other main-actor code, which is
+  /// not `body`'s. Work on other executors (an actor
   /// with an executor of its own, `Task.detached`, a dispatch queue) is not `body`'s, as work
   /// on other threads is not in the synchronous check. Task-locals are inherited, so Swift
   /// Testing's `#expect` inside `body` reports to its test.
@@ -150,67 +150,73 @@ extension Heapline {
     defer { unlink(path) }
     var check: LeakCheck?
     var bodyThread: UInt32 = 0
-    let mainActor = MainActorThread()
+    var elsewhere: Set<AllocID> = []
     _ = try await record(to: path, depth: depth) { () async throws -> Void in
-      // A body isolated to the main actor runs on the main actor's thread, not the executor's.
-      // Asked without waiting: a main actor that is busy or blocked could not run such a body.
-      Task { @MainActor in mainActor.note() }
       let executor = try ThreadExecutor()
       // A task of its own, whose async frames are freed when it ends: the frames of the
-      // calling task would keep stale copies of body's pointers.
+      // calling task would keep stale copies of body's pointers. Watched, for what it allocates
+      // on other threads: the main actor's, when body is isolated to it.
       let outcome = await withoutActuallyEscaping(body) { body in
         let body = UncheckedSendable(body)
         return await Task(executorPreference: executor) {
-          mark(bodyStartMark)
-          defer { mark(bodyEndMark) }
+          let watched = withUnsafeCurrentTask {
+            $0.map { unsafeBitCast($0, to: UnsafeRawPointer.self) }
+          }
+          heapline_watch_task(watched)
+          defer {
+            mark(bodyEndMark)
+            heapline_watch_task(nil)
+          }
           try await body.value()
         }.result
       }
       executor.finish()
       bodyThread = executor.threadID
+      elsewhere = watchedAllocations()
       try outcome.get()
       try onThreadOfItsOwn { check = try checkLeaks() }
     }
     try judge(
-      path: path, check: check, bodyThread: bodyThread, mainActorThread: mainActor.thread,
-      failOn: failOn, liveBytesAtMost: liveBytesAtMost)
+      path: path, check: check, bodyThread: bodyThread, elsewhere: elsewhere, failOn: failOn,
+      liveBytesAtMost: liveBytesAtMost)
   }
 
-  /// The marks that begin and end the async body, on its thread.
-  private static let bodyStartMark = "heapline: the body began"
+  /// What the watched task allocated (heapline_watch_task).
+  private static func watchedAllocations() -> Set<AllocID> {
+    let count = heapline_watched_allocations(nil, nil, 0)
+    var serials = [UInt32](repeating: 0, count: count)
+    var counters = [UInt64](repeating: 0, count: count)
+    let got = min(count, heapline_watched_allocations(&serials, &counters, count))
+    return Set((0..<got).map { AllocID(threadSerial: serials[$0], counter: counters[$0]) })
+  }
+
+  /// The mark that ends the async body, on its thread.
   private static let bodyEndMark = "heapline: the body ended"
 
-  /// Throws what the check found that involves `bodyThread`'s blocks, or those that
-  /// `mainActorThread` made while the async body ran (between its marks).
+  /// Throws what the check found that involves `bodyThread`'s blocks, or the blocks in
+  /// `elsewhere`: those the async body's task made on other threads (the main actor's, when the
+  /// body is isolated to it). All of the main actor's thread's blocks made while the body ran
+  /// would charge a body with what main-actor tests running beside it leaked or kept.
   private static func judge(
-    path: String, check: LeakCheck?, bodyThread: UInt32, mainActorThread: UInt32 = 0,
+    path: String, check: LeakCheck?, bodyThread: UInt32, elsewhere: Set<AllocID> = [],
     failOn: LeakReport.Failure, liveBytesAtMost limit: UInt64?
   ) throws {
     guard limit != nil || check?.isClean == false else { return }
     let reader = try TraceReader(path: path)
-    func serials(of thread: UInt32) -> Set<UInt32> {
-      Set(reader.chunks.filter { $0.threadID == thread }.map(\.threadSerial))
+    let bodys = Set(reader.chunks.filter { $0.threadID == bodyThread }.map(\.threadSerial))
+    func isBodys(_ id: AllocID) -> Bool {
+      bodyThread == 0 || bodys.contains(id.threadSerial) || elsewhere.contains(id)
     }
-    let bodys = serials(of: bodyThread)
-    let main = mainActorThread == 0 ? [] : serials(of: mainActorThread)
     var live: [AllocID: (size: UInt64, stack: StackID)] = [:]
-    var onMain: Set<AllocID> = []
     // The async body's thread goes on to resume the caller (in dispatch's continuations,
     // which dispatch keeps cached): not the body's doing.
-    var began = false
     var ended = false
     var stream = reader.events()
     while let event = try stream.next() {
       switch event {
-      case .alloc(let alloc) where !ended:
-        if bodyThread == 0 || bodys.contains(alloc.id.threadSerial) {
-          live[alloc.id] = (alloc.size, alloc.stack)
-        } else if began && main.contains(alloc.id.threadSerial) {  // a body on the main actor
-          live[alloc.id] = (alloc.size, alloc.stack)
-          onMain.insert(alloc.id)
-        }
+      case .alloc(let alloc) where !ended && isBodys(alloc.id):
+        live[alloc.id] = (alloc.size, alloc.stack)
       case .free(let free): live[free.id] = nil
-      case .mark(let mark) where mark.name == bodyStartMark: began = true
       case .mark(let mark) where mark.name == bodyEndMark: ended = true
       default: break
       }
@@ -218,9 +224,7 @@ extension Heapline {
     let metadata = stream.metadata
     if let check, !check.isClean, let scan = metadata.leakScans[check.scan] {
       // The scan covers the whole process: keep the leaks that body's thread took part in.
-      let mine = scan.onlyLeaksInvolving {
-        bodyThread == 0 || bodys.contains($0.id.threadSerial) || onMain.contains($0.id)
-      }
+      let mine = scan.onlyLeaksInvolving { isBodys($0.id) }
       let report = LeakReport(scan: mine, metadata: metadata, path: path, symbolizer: Symbolizer())
       if report.fails(on: failOn) { throw LeaksFound(report: report) }
     }
@@ -228,17 +232,25 @@ extension Heapline {
     // A runtime's own blocks, which the leak report leaves out by default, are not the body's:
     // dispatch keeps the continuations that the body's own `Task.sleep` made cached for its
     // thread, and a test that only slept had 128 to 3,254 bytes "still live", over its limit.
-    let stacks = Set(live.values.map(\.stack))
-    let symbols = Symbolizer().symbolize(
-      stacks.flatMap { metadata.frames(of: $0) }, modules: metadata.modules)
-    let runtimes = stacks.filter { stack in
-      let frames = metadata.frames(of: stack).flatMap { symbols[$0] ?? [] }
-      return LeakDefaultSuppression.all.contains { $0.matches(frames) }
-    }
+    let runtimes = runtimeStacks(of: Set(live.values.map(\.stack)), metadata: metadata)
     let kept = live.values.filter { !runtimes.contains($0.stack) }
     let bytes = kept.reduce(0) { $0 + $1.size }
     if bytes > limit {
       throw LiveBytesOverLimit(limit: limit, bytes: bytes, blocks: UInt64(kept.count))
+    }
+  }
+
+  /// Those of `stacks` that are a runtime's own (loader, libc, dispatch, Swift), as the leak
+  /// report's default suppressions name them.
+  private static func runtimeStacks(of stacks: Set<StackID>, metadata: TraceMetadata)
+    -> Set<StackID>
+  {
+    guard !stacks.isEmpty else { return [] }
+    let symbols = Symbolizer().symbolize(
+      stacks.flatMap { metadata.frames(of: $0) }, modules: metadata.modules)
+    return stacks.filter { stack in
+      let frames = metadata.frames(of: stack).flatMap { symbols[$0] ?? [] }
+      return LeakDefaultSuppression.all.contains { $0.matches(frames) }
     }
   }
 
@@ -308,29 +320,5 @@ public struct LiveBytesOverLimit: Error, CustomStringConvertible, Sendable {
   public var description: String {
     "\(bytes) bytes in \(blocks) blocks allocated by the test are still live, over its limit of"
       + " \(limit) bytes"
-  }
-}
-
-/// The thread that runs the main actor's jobs, once one of them has said so: the main thread,
-/// or the thread that drains dispatch's main queue after `dispatchMain()`.
-private final class MainActorThread: @unchecked Sendable {
-  private var lock = pthread_mutex_t()
-  private var id: UInt32 = 0
-
-  init() { pthread_mutex_init(&lock, nil) }
-  deinit { pthread_mutex_destroy(&lock) }
-
-  @MainActor func note() {
-    let current = Heapline.currentThreadID()
-    pthread_mutex_lock(&lock)
-    id = current
-    pthread_mutex_unlock(&lock)
-  }
-
-  /// 0 until a main-actor job has noted it.
-  var thread: UInt32 {
-    pthread_mutex_lock(&lock)
-    defer { pthread_mutex_unlock(&lock) }
-    return id
   }
 }

@@ -36,6 +36,15 @@ uint32_t heapline_scope_push(const char *name);
 /// a token that no push returned is ignored.
 void heapline_scope_pop(uint32_t token);
 
+/// Watches the Swift task `task` (NULL to stop): every allocation that it makes, on whatever
+/// thread runs it, is noted, until the next watch; one task at a time. Returns 0 when this is no
+/// Swift process (or no memory for the notes). For the in-process async leak check.
+int heapline_watch_task(const void *task);
+
+/// The alloc ids (thread serial, alloc counter) of the allocations the watched task made, up to
+/// `capacity` of them; returns how many there were, which may be more (at most 2^20 are kept).
+size_t heapline_watched_allocations(uint32_t *serials, uint64_t *counters, size_t capacity);
+
 /// The number of bytes currently live in the category named by a scope, as the live table sees
 /// them; and the number of live blocks. For tests and diagnostics.
 uint64_t heapline_scope_live_bytes(const char *name, uint64_t *blocks);
