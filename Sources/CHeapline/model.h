@@ -14,11 +14,12 @@
 #include <string.h>
 
 enum {
-  HL_MODEL_BINS = 66,  // bin = chunk size / 16 up to 1,040 bytes (tcache's range); 0 above
-  HL_MODEL_DEPTH = 8,  // freed blocks kept per bin
-  HL_ADDR_NEWEST = 0,  // the bin's newest freed block
-  HL_ADDR_CARVE = 1,   // where the last carved block ends
-  // 2 to 8: the bin's second to eighth newest freed block
+  HL_MODEL_BINS = 66,   // bin = chunk size / 16 up to 1,040 bytes (tcache's range); 0 above
+  HL_MODEL_DEPTH = 16,  // freed blocks kept per bin
+  HL_ADDR_NEWEST = 0,   // the bin's newest freed block
+  HL_ADDR_CARVE = 1,    // where the last carved block ends
+  // 2 to 14: the bin's second to fourteenth newest freed block
+  HL_ADDR_DEEPEST = 14,
   HL_ADDR_ESCAPE = 15,  // none of those: the address follows as a delta from the carve point
 };
 
@@ -61,7 +62,7 @@ static inline unsigned hl_model_code(struct hl_model *m, uint64_t addr, uint64_t
   if (addr == m->carve) {
     code = HL_ADDR_CARVE;
   } else {
-    for (unsigned k = 2; k <= n; k++) {
+    for (unsigned k = 2; k <= n && k <= HL_ADDR_DEEPEST; k++) {
       if (s[n - k] != addr) continue;
       memmove(s + n - k, s + n - k + 1, (k - 1) * sizeof *s);
       m->count[bin] = (uint8_t)(n - 1);

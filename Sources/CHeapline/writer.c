@@ -23,7 +23,7 @@
 #include "internal.h"
 
 enum { HL_HEADER_BYTES = 48, HL_CHUNK_HEADER_BYTES = 48, HL_ZSTD_LEVEL = 1, HL_COMPRESSORS = 4,
-       HL_PATH_MAX = 4096, HL_FORMAT_VERSION = 5 };
+       HL_PATH_MAX = 4096, HL_FORMAT_VERSION = 6 };
 
 static int hl_fd = -1;
 static char hl_path[HL_PATH_MAX];

@@ -3,20 +3,22 @@
 /// (`model.h`) over the same records, so both agree on every address.
 ///
 /// glibc gives a request the block of its size class freed last, or carves it from the heap
-/// right after the block carved before. So the model keeps, per size class, the last eight
-/// blocks freed in the chunk (newest last), and where the last carved block ends. It starts
+/// right after the block carved before. So the model keeps, per size class, the last sixteen
+/// blocks freed in the chunk (newest last; version 5 kept eight, and reads alike: its codes never
+/// name a block past the eighth), and where the last carved block ends. It starts
 /// empty with every chunk. See <doc:TraceFormat>, "Addresses".
 struct AddressModel {
   /// Size classes: chunk size / 16 up to 1,040 bytes, and class 0 above.
   static let bins = 66
   /// Freed blocks kept per class.
-  static let depth = 8
+  static let depth = 16
   /// The class's newest freed block.
   static let newest: UInt8 = 0
   /// Where the last carved block ends.
   static let carved: UInt8 = 1
-  /// Codes 2 to 8 name the class's second to eighth newest freed block; 15 an address given as
-  /// a delta from the carve point.
+  /// Codes 2 to 14 name the class's second to fourteenth newest freed block (to eighth in
+  /// version 5, which kept eight); 15 an address given as a delta from the carve point.
+  static let deepest: UInt8 = 14
   static let escape: UInt8 = 15
 
   private var carve: UInt64 = 0
@@ -57,7 +59,7 @@ struct AddressModel {
       let address = UInt64(bitPattern: Int64(bitPattern: carve) &+ delta)
       carve = address &+ Self.chunkBytes(size)
       return address
-    case 2...8:
+    case 2...Self.deepest:
       let k = Int(code)
       guard k <= n else { return nil }
       let base = bin * Self.depth
@@ -88,7 +90,7 @@ struct AddressModel {
       return (Self.carved, before)
     }
     if n >= 2 {
-      for k in 2...n where slots[base + n - k] == address {
+      for k in 2...min(n, Int(Self.deepest)) where slots[base + n - k] == address {
         for j in (n - k)..<(n - 1) { slots[base + j] = slots[base + j + 1] }
         counts[bin] = UInt8(n - 1)
         return (UInt8(k), before)

@@ -1,4 +1,4 @@
-/// Constants of the trace file format, version 5.
+/// Constants of the trace file format, version 6.
 ///
 /// The layout they describe is documented in <doc:TraceFormat>. The C shim writes the same
 /// values; change both sides together and bump ``version`` when the layout changes.
@@ -6,9 +6,10 @@ public enum TraceConstants {
   /// The eight bytes every trace starts with: ASCII `HEAPLINE`.
   public static let fileMagic: [UInt8] = Array("HEAPLINE".utf8)
   /// The format version the writer produces, and the newest this reader understands.
-  public static let version: UInt16 = 5
-  /// The oldest format version this reader understands: version 5 added records of its own and
-  /// kept version 4's, and a version 3 trace is a version 4 trace whose chunks carry no flags,
+  public static let version: UInt16 = 6
+  /// The oldest format version this reader understands: version 6 only deepened version 5's
+  /// address model, which reads version 5 alike; version 5 added records of its own and kept
+  /// version 4's, and a version 3 trace is a version 4 trace whose chunks carry no flags,
   /// so traces recorded before version 5 still read.
   public static let oldestReadableVersion: UInt16 = 3
   /// Size of the file header; the first chunk starts here.

@@ -1,7 +1,7 @@
 import HeaplineTrace
 import Testing
 
-/// Version 5's ALLOC codes its address against the chunk's model of the allocator: the class's
+/// Version 6's ALLOC codes its address against the chunk's model of the allocator: the class's
 /// freed blocks, newest first, and where the last carved block ends (TraceFormat.md,
 /// "Addresses"). The writer and the reader keep the model alike, so every address reads back.
 @Suite("Address codes")
@@ -55,26 +55,31 @@ struct AddressModelTests {
     #expect(addresses == [0x1000, 0x1040, 0x1080, 0x1080, 0x1000, 0x10C0, 0x1040, 0x9000])
   }
 
-  @Test("a class keeps its eight newest freed blocks, and large blocks share class 0")
-  func eightPerClass() throws {
+  @Test(
+    "a class keeps its sixteen newest freed blocks, codes reach the 14th, and large blocks share class 0"
+  )
+  func sixteenPerClass() throws {
     var writer = TraceWriter()
     var chunk = writer.makeChunk(threadSerial: 1)
-    let blocks = (0..<9).map { chunk.alloc(at: 0, size: 24, address: Address(0x2000 + 32 * UInt64($0))) }
+    let blocks = (0..<17).map {
+      chunk.alloc(at: 0, size: 24, address: Address(0x2000 + 32 * UInt64($0)))
+    }
     for block in blocks { chunk.free(at: 1, block) }
-    // The first freed dropped out when the ninth came: the eighth newest is the second
-    chunk.alloc(at: 2, size: 24, address: 0x2020)
+    // The first freed dropped out when the seventeenth came: the fourteenth newest is the
+    // fourth (code 14), and the first is spelled out
+    chunk.alloc(at: 2, size: 24, address: 0x2060)
     chunk.alloc(at: 2, size: 24, address: 0x2000)
     let big = chunk.alloc(at: 3, size: 5000, address: 0x10_0000)
     chunk.free(at: 4, big)
     chunk.alloc(at: 5, size: 70_000, address: 0x10_0000)  // another size, the same class 0
-    #expect(try Self.codes(chunk) == [15] + Array(repeating: 1, count: 8) + [8, 15, 15, 0])
+    #expect(try Self.codes(chunk) == [15] + Array(repeating: 1, count: 16) + [14, 15, 15, 0])
     writer.append(chunk)
     let trace = try TemporaryTrace(writer)
     let addresses = try trace.events().events.compactMap { event -> UInt64? in
       guard case .alloc(let block) = event else { return nil }
       return block.address.rawValue
     }
-    #expect(Array(addresses.suffix(4)) == [0x2020, 0x2000, 0x10_0000, 0x10_0000])
+    #expect(Array(addresses.suffix(4)) == [0x2060, 0x2000, 0x10_0000, 0x10_0000])
   }
 
   @Test("random allocations and frees of two threads over many chunks read back exactly")

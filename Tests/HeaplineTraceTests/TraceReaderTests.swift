@@ -127,13 +127,13 @@ struct TraceReaderTests {
       try TraceReader(path: short.path)
     }
     var future = Self.twoChunks()
-    future.bytes[8] = 6
+    future.bytes[8] = 7
     let version = try TemporaryTrace(future)
     let error = #expect(throws: TraceError.self) { try TraceReader(path: version.path) }
-    #expect(error?.reason == .unsupportedVersion(6))
+    #expect(error?.reason == .unsupportedVersion(7))
     #expect(
       error?.description.hasSuffix(
-        "format version 6 at offset 8 (this heapline reads versions 3 to 5)") == true)
+        "format version 7 at offset 8 (this heapline reads versions 3 to 6)") == true)
     // A version 3 trace, from before chunks carried flags, still reads: its ALLOC as version 4
     // wrote it (tag 1, dt 0, 48 bytes, stack 0, category 3, address 0x10 as a zigzag delta)
     var three = TraceWriter(header: TraceHeader(version: 3))
