@@ -58,16 +58,21 @@ public struct GrowthReport: Sendable {
     return lines.joined(separator: "\n") + "\n"
   }
 
-  /// RFC 4180 CSV: `group,name,count,bytes`, categories then stacks; a stack's name is its
-  /// frames from the root, separated by `;`, as in the folded export.
-  public func csv() -> String {
+  /// RFC 4180 CSV: `group,name,count,bytes`, categories then stacks; a stack's name is the
+  /// frames that `style` shows, from the root, each with its source line, separated by `;`: with
+  /// the allocator's and the C runtime's frames and no lines, stacks that the text tells apart
+  /// had one name (a tester).
+  public func csv(style: FrameStyle = FrameStyle()) -> String {
     var text = CSV.record(["group", "name", "count", "bytes"])
     for category in growth.categories {
       text += CSV.record(
         ["category", category.name, String(category.count), String(category.bytes)])
     }
     for stack in growth.stacks.prefix(stackLimit ?? .max) {
-      let frames = frames(of: stack).reversed().map { FoldedStacks.frameName($0) }
+      let frames = style.shownFrames(frames(of: stack)).reversed().map { frame in
+        FoldedStacks.frameName(frame, style: style)
+          + (style.sourceLocation(frame).map { " " + $0 } ?? "")
+      }
       let name = frames.isEmpty ? FoldedStacks.unknownFrame : frames.joined(separator: ";")
       text += CSV.record(["stack", name, String(stack.count), String(stack.bytes)])
     }

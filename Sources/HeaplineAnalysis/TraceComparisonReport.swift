@@ -40,7 +40,8 @@ extension TraceComparison {
     let shown = stacks.prefix(stackLimit ?? .max)
     lines += [
       "", "By stack: top \(shown.count) of \(stacks.count), largest change first",
-      "  (matched by function and module; each shown as B recorded it, when B has it)",
+      "  (matched by function and module, so that a function's call sites are summed; each",
+      "  shown at one of them, as B recorded it when B has it)",
     ]
     for (rank, row) in shown.enumerated() {
       lines.append(

@@ -72,7 +72,9 @@ extension HeaplineCommand {
           from: MarkReference(from ?? "start"),
           to: MarkReference(to ?? "end"))
         let report = GrowthReport(growth: growth, symbolizer: symbolizer, stackLimit: limit)
-        text = format == .text ? report.text(path: files[0], style: frames.style) : report.csv()
+        text =
+          format == .text
+          ? report.text(path: files[0], style: frames.style) : report.csv(style: frames.style)
       } else {
         var notes: [String] = []
         let readers = try files.map(TraceInput.open)
