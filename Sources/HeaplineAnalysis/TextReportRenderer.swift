@@ -87,8 +87,8 @@ public struct TextReportRenderer: ReportRenderer {
     if let cut = trace.trailer?.stackFramesCut, cut > 0 {
       let frames = (cut == UInt32.max ? "at least " : "") + Self.count(UInt64(cut), "frame")
       lines.append(
-        "  Stacks cut short: \(frames) did not fit in the stack table, so their stacks end at"
-          + " the caller")
+        "  Stacks cut short: \(frames) did not fit in the stack table; their stacks end at"
+          + " \"(frames lost: the stack table was full)\" under the last frame kept")
     }
     if trace.trailer?.flags.contains(.categoriesFull) == true {
       lines.append(

@@ -56,10 +56,15 @@ public struct SymbolizedFrame: Hashable, Sendable {
   /// module.
   public var displayName: String { name(fullNames: true) }
 
+  /// The return address the shim writes for the frames it had no room for in its stack table
+  /// (TraceFormat.md, "PC"): a stack that ends there lost the frames below.
+  public static let lostFramesPC: UInt64 = 1
+
   /// The simplified name, or the full one with `fullNames`; without a name, `module+0x1f0`,
   /// or the bare address outside any module.
   public func name(fullNames: Bool) -> String {
     if let function { return fullNames ? function : simplifiedFunction ?? function }
+    if pc == Self.lostFramesPC { return "(frames lost: the stack table was full)" }
     if let moduleName, let moduleAddress {
       return "\(moduleName)+0x\(String(moduleAddress, radix: 16))"
     }

@@ -1,4 +1,6 @@
 import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
 import Testing
 
 /// Readable stacks on real programs: the first frame shown is the user's, Swift names are
@@ -228,5 +230,35 @@ struct StackReadabilityTests {
     let removed = try Harness.heapline(["report", trace, "--top", "1"] + root)
     #expect(Self.lines(removed.stdout, from: "  [1]", count: 3) == expected)
     #expect(!removed.stderr.contains("warning"))
+  }
+
+  @Test("a stack cut short for want of room in the stack table ends at a frame that says so")
+  func aStackCutShortSaysSo() throws {
+    // Given 1,100,000 calls of 16 bytes, each through a copy of its own of code made at run
+    // time, two frames of their own each: more than the stack table holds (2,097,152). A cut
+    // stack ended at its last frame kept, and took every deeper stack's allocations: a
+    // tester's program charged 75 % of its allocations to a line of main that calls no malloc
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("lostframes", in: dir)
+    let trace = dir.appendingPathComponent("lost.trace").path
+    let result = try Harness.heapline([
+      "record", "--no-leaks", "-o", trace, "--", program, "1100000",
+    ])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "called 1100000\n")
+    // Then every allocation of 16 bytes is counted, and those whose frames did not fit are
+    // under the frame that says so, the stack that made most (never under main alone)
+    let reader = try TraceReader(path: trace)
+    #expect((reader.trailer?.stackFramesCut ?? 0) > 0)
+    var options = StatisticsOptions(topStackCount: 1)
+    options.stackOrder = .count
+    let stats = try Statistics(reader: reader, options: options)
+    #expect(stats.category(named: "Malloc 16 Bytes")?.totalCount == 1_100_000)
+    let top = try #require(stats.topStacks.first)
+    #expect(top.frames.first == SymbolizedFrame.lostFramesPC)
+    #expect(top.totalBytes == 16 * top.allocationCount)
+    #expect(top.allocationCount > 10_000 && top.allocationCount < 1_100_000)
+    let report = try Harness.heapline(["report", trace, "--no-symbolize", "--top", "3"])
+    #expect(report.stdout.contains("      #0 (frames lost: the stack table was full)\n"))
   }
 }

@@ -102,8 +102,7 @@ struct ReportRendererTests {
     // it is shown, as no user frame is), each stack written three times over
     var writer = TraceWriter(header: TraceHeader(pid: 99))
     var chunk = writer.makeChunk(threadSerial: 1)
-    for (path, base) in [("/nonexistent/libswiftCore.so", 0x10000), ("/nonexistent/app", 0x40000)]
-    {
+    for (path, base) in [("/nonexistent/libswiftCore.so", 0x10000), ("/nonexistent/app", 0x40000)] {
       chunk.module(
         TraceModule(path: path, loadBias: UInt64(base), segments: [.init(start: 0, size: 0x10000)]))
     }
@@ -164,12 +163,13 @@ struct ReportRendererTests {
         endTime: 1_000, eventChunkCount: 0, allocCount: 0, freeCount: 0,
         stackTableBytes: 64 << 20, stackFramesCut: 1_234))
     let trace = try TemporaryTrace(writer)
-    let report = StatisticsReport(statistics: try Statistics(contentsOf: trace.path), symbolizer: nil)
+    let report = StatisticsReport(
+      statistics: try Statistics(contentsOf: trace.path), symbolizer: nil)
     // Then the report says so, once
     let text = try TextReportRenderer().render(report)
     let line =
-      "  Stacks cut short: 1,234 frames did not fit in the stack table, so their stacks end at the"
-      + " caller"
+      "  Stacks cut short: 1,234 frames did not fit in the stack table; their stacks end at"
+      + " \"(frames lost: the stack table was full)\" under the last frame kept"
     #expect(text.components(separatedBy: line).count == 2, "\(text)")
   }
 }
