@@ -7,7 +7,8 @@ public struct AllocationTotals: Hashable, Sendable {
   public var allocationCount: UInt64 = 0
   /// FREE events that matched an allocation of the trace.
   public var freeCount: UInt64 = 0
-  /// FREE events of blocks allocated before recording began; ignored.
+  /// FREE events that name an allocation the trace does not hold (a chunk of it was lost);
+  /// ignored. The frees of blocks allocated before recording began are not recorded at all.
   public var unmatchedFreeCount: UInt64 = 0
   /// Sum of the sizes of all allocations.
   public var allocatedBytes: UInt64 = 0

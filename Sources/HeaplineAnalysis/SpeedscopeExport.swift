@@ -72,7 +72,8 @@ public enum SpeedscopeExport {
         total &+= value
       }
       return JSONValue.object([
-        ("type", .string("sampled")), ("name", .string(weight.title)), ("unit", .string("bytes")),
+        ("type", .string("sampled")), ("name", .string(weight.title(upTo: profile.trace.endTime))),
+        ("unit", .string("bytes")),
         ("startValue", .unsigned(0)), ("endValue", .unsigned(total)),
         (
           "samples",

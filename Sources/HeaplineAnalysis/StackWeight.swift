@@ -8,11 +8,15 @@ public enum StackWeight: String, CaseIterable, Hashable, Sendable {
   case allocated
 
   /// How exports title the weight: `live bytes at exit`.
-  public var title: String {
+  public var title: String { title(upTo: nil) }
+
+  /// The title of the weight of statistics computed up to `endTime` (`live bytes at 750.000
+  /// ms`), or over the whole trace for `nil`.
+  public func title(upTo endTime: UInt64?) -> String {
     switch self {
-    case .live: "live bytes at exit"
-    case .peak: "live bytes at the peak"
-    case .allocated: "bytes allocated"
+    case .live: endTime.map { "live bytes at \(TimeText.duration($0))" } ?? "live bytes at exit"
+    case .peak: endTime == nil ? "live bytes at the peak" : "live bytes at the peak up to then"
+    case .allocated: endTime == nil ? "bytes allocated" : "bytes allocated up to then"
     }
   }
 

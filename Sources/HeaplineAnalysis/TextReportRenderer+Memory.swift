@@ -54,9 +54,10 @@ extension TextReportRenderer {
         + "\(bytesText(stores.liveBytes)) in \(countText(stores.liveCount)) "
         + "store\(stores.liveCount == 1 ? "" : "s")")
     if stores.unmatchedReleaseCount > 0 {
+      let count = stores.unmatchedReleaseCount
       lines.append(
-        "  \(countText(stores.unmatchedReleaseCount)) releases of stores reported before "
-          + "recording began (ignored)")
+        "  \(countText(count)) release\(count == 1 ? "" : "s") of stores the trace holds no report"
+          + " of: reported before recording began, or never (ignored)")
     }
     return lines
   }

@@ -101,6 +101,19 @@ import Testing
     }
     let one = try run(["export", trace, "--format", "speedscope", "--weight", "peak"])
     #expect(one.components(separatedBy: "\"type\":\"sampled\"").count == 2)
+    // The profiles are named for what they weigh: at exit, or up to --at (which was called
+    // "live bytes at exit" too)
+    #expect(
+      profiles.map { $0["name"] as? String } == [
+        "live bytes at exit", "live bytes at the peak", "bytes allocated",
+      ])
+    let at = try run(["export", trace, "--format", "speedscope", "--at", "0.001"])
+    let named = try #require(
+      try JSONSerialization.jsonObject(with: Data(at.utf8)) as? [String: Any])
+    #expect(
+      (named["profiles"] as? [[String: Any]])?.map { $0["name"] as? String } == [
+        "live bytes at 1.000 ms", "live bytes at the peak up to then", "bytes allocated up to then",
+      ])
   }
 
   @Test func objectsListTheStepsBlocksInAllocationOrder() throws {
