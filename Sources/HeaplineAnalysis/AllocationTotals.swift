@@ -7,8 +7,9 @@ public struct AllocationTotals: Hashable, Sendable {
   public var allocationCount: UInt64 = 0
   /// FREE events that matched an allocation of the trace.
   public var freeCount: UInt64 = 0
-  /// FREE events that name an allocation the trace does not hold (a chunk of it was lost);
-  /// ignored. The frees of blocks allocated before recording began are not recorded at all.
+  /// FREE events that name no allocation the trace holds before them (a chunk of it was lost,
+  /// or was written out of order); ignored. The frees of blocks allocated before recording
+  /// began are not recorded at all.
   public var unmatchedFreeCount: UInt64 = 0
   /// Sum of the sizes of all allocations.
   public var allocatedBytes: UInt64 = 0

@@ -123,7 +123,7 @@ public struct TextReportRenderer: ReportRenderer {
     if totals.unmatchedFreeCount > 0 {
       table.append([
         "Unmatched frees", Self.count(totals.unmatchedFreeCount),
-        "(frees of allocations the trace does not hold, as a chunk of it was lost; ignored)",
+        "(frees of no allocation that the trace holds before them; ignored)",
       ])
     }
     table.append([
