@@ -77,11 +77,13 @@ enum ProgressLine {
   }
 
   /// Where the passes are: the share of their chunks read, which only grows within a pass; a
-  /// pass after the first says so, and after the last the analysis is finishing (symbols,
-  /// output), which no count of chunks measures.
+  /// pass after the first says so, and between passes and after the last the analysis works
+  /// (symbols, output), which no count of chunks measures. Not "finishing": another pass may
+  /// follow (`leaks` said "finishing", then read the trace a second time for five seconds).
   static func describe(_ passes: TraceReadProgress.Snapshot) -> String {
     guard passes.running > 0 else {
-      return passes.begun == 0 ? "opening the trace" : "trace read, finishing"
+      if passes.begun == 0 { return "opening the trace" }
+      return passes.begun == 1 ? "trace read, working" : "\(passes.begun) passes read, working"
     }
     let percent = passes.total == 0 ? 0 : passes.done * 100 / passes.total
     let pass = passes.pass
