@@ -133,24 +133,33 @@ static uint32_t cut_at(struct hl_buffer *b, uint32_t parent, uintptr_t pc, int *
   return hl_intern(b, parent, HL_PC_LOST, &again);
 }
 
+// With the lock held: the id of the node for `pc` under `parent`, 0 when there is none.
+static uint32_t hl_find_locked(uint32_t parent, uintptr_t pc) {
+  if (!hl_capacity) return 0;
+  size_t mask = hl_capacity - 1, s = slot_of(parent, pc, mask);
+  while (hl_nodes[s].id && (hl_nodes[s].pc != pc || hl_nodes[s].parent != parent))
+    s = (s + 1) & mask;
+  return hl_nodes[s].id;
+}
+
 // The node for `pc` under `parent`, made (and written to the trace) when it is new. When there
 // is no room, `*cut` is set and the node returned is the marker under `parent`, or `parent`.
 HL_HOOK static uint32_t hl_intern(struct hl_buffer *b, uint32_t parent, uintptr_t pc, int *cut) {
   struct hl_node_cache *cached = &b->nodes[slot_of(parent, pc, HL_NODE_CACHE - 1)];
   if (cached->id && cached->pc == pc && cached->parent == parent) return cached->id;
   hl_spin_lock(&hl_stack_lock);
-  if (((hl_count + 1) * 2 > hl_capacity && !hl_grow()) ||
-      (pc != HL_PC_LOST && hl_count + 1 > HL_STACK_SLOTS_MAX / 2 - HL_LOST_NODES)) {
+  // Looked up first: a full table still has every node it holds (it cut stored stacks too).
+  uint32_t id = hl_find_locked(parent, pc), pc_index = 0;
+  int fresh = id == 0, fresh_pc = 0;
+  if (fresh && (((hl_count + 1) * 2 > hl_capacity && !hl_grow()) ||
+                (pc != HL_PC_LOST && hl_count + 1 > HL_STACK_SLOTS_MAX / 2 - HL_LOST_NODES))) {
     hl_spin_unlock(&hl_stack_lock);
     // The table is full or out of memory: the stack is cut here, and says so when it can
     return cut_at(b, parent, pc, cut);
   }
-  size_t mask = hl_capacity - 1, s = slot_of(parent, pc, mask);
-  while (hl_nodes[s].id && (hl_nodes[s].pc != pc || hl_nodes[s].parent != parent))
-    s = (s + 1) & mask;
-  uint32_t id = hl_nodes[s].id, pc_index = 0;
-  int fresh = id == 0, fresh_pc = 0;
   if (fresh) {
+    size_t mask = hl_capacity - 1, s = slot_of(parent, pc, mask);
+    while (hl_nodes[s].id) s = (s + 1) & mask;
     pc_index = pc_index_locked(pc, &fresh_pc);
     if (!pc_index) {
       hl_spin_unlock(&hl_stack_lock);
@@ -196,17 +205,26 @@ HL_HOOK static uint32_t hl_intern_frames(struct hl_buffer *b, void **frames, int
             (size_t)shared * sizeof *b->cache_ids);
   }
   uint32_t parent = shared ? b->cache_ids[depth - shared] : 0;
+  int cut_at_frame = -1;
   for (int i = depth - shared - 1; i >= 0; i--) {
     int cut = 0;
     parent = hl_intern(b, parent, (uintptr_t)frames[i], &cut);
     b->cache_ids[i] = parent;
     if (HL_UNLIKELY(cut)) {  // the frames inside it are lost with it, at its marker
       __atomic_store_n(&hl_frames_cut, hl_frames_cut + (uint64_t)i, __ATOMIC_RELAXED);
+      cut_at_frame = i;
       while (i-- > 0) b->cache_ids[i] = parent;
       break;
     }
   }
   memcpy(b->cache_pcs, frames, (size_t)(depth - shared) * sizeof *frames);
+  if (HL_UNLIKELY(cut_at_frame >= 0)) {
+    // The cut frame and those inside it match no frame of the next stack, which would resume
+    // under the marker and cut there again (a marker under a marker): it resumes at the last
+    // frame kept. The unwinder's own record of the previous stack is no longer ours to trust.
+    for (int i = 0; i <= cut_at_frame; i++) b->cache_pcs[i] = NULL;
+    b->cache_unwound = 0;
+  }
   b->cache_depth = (uint32_t)depth;
   return depth ? b->cache_ids[0] : 0;
 }

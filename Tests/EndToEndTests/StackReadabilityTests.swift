@@ -253,11 +253,29 @@ struct StackReadabilityTests {
     var options = StatisticsOptions(topStackCount: 1)
     options.stackOrder = .count
     let stats = try Statistics(reader: reader, options: options)
-    #expect(stats.category(named: "Malloc 16 Bytes")?.totalCount == 1_100_000)
+    #expect(stats.category(named: "Malloc 16 Bytes")?.totalCount == 1_100_001)
     let top = try #require(stats.topStacks.first)
     #expect(top.frames.first == SymbolizedFrame.lostFramesPC)
     #expect(top.totalBytes == 16 * top.allocationCount)
-    #expect(top.allocationCount > 10_000 && top.allocationCount < 1_100_000)
+    #expect(top.allocationCount > 10_000 && top.allocationCount < 1_100_001)
+    // And a stack stored before the table filled is found whole after it did (it was cut:
+    // the table said it was full before it looked), under one marker at most
+    options.stackOrder = .allocated
+    let byBytes = try Statistics(reader: reader, options: options)
+    let known = try #require(byBytes.topStacks.first)
+    #expect(known.allocationCount == 5)
+    #expect(known.totalBytes == 5 * (16 << 20))
+    #expect(known.frames.first != SymbolizedFrame.lostFramesPC)
+    // And no marker stands under another: a stack that shared a cut stack's frames down to
+    // the one that did not fit resumed under its marker and was cut there again
+    var stream = reader.events()
+    try stream.drainMetadata()
+    let nodes = stream.metadata.stackNodes
+    let nested = nodes.values.filter {
+      $0.pc == SymbolizedFrame.lostFramesPC && nodes[$0.parent]?.pc == SymbolizedFrame.lostFramesPC
+    }
+    #expect(nested.isEmpty)
+    #expect(nodes.values.contains { $0.pc == SymbolizedFrame.lostFramesPC })
     let report = try Harness.heapline(["report", trace, "--no-symbolize", "--top", "3"])
     #expect(report.stdout.contains("      #0 (frames lost: the stack table was full)\n"))
   }
