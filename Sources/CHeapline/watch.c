@@ -8,7 +8,8 @@
 #include "heapline.h"
 #include "internal.h"
 
-enum { HL_WATCH_MAX = 1 << 20 };  // 16 MiB of notes, mapped at the first watch
+// 256 MiB of address space, mapped at the first watch; pages only as notes fill them.
+enum { HL_WATCH_MAX = 1 << 24 };
 
 struct hl_watched_alloc {
   uint64_t counter;

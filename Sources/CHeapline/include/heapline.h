@@ -42,7 +42,7 @@ void heapline_scope_pop(uint32_t token);
 int heapline_watch_task(const void *task);
 
 /// The alloc ids (thread serial, alloc counter) of the allocations the watched task made, up to
-/// `capacity` of them; returns how many there were, which may be more (at most 2^20 are kept).
+/// `capacity` of them; returns how many there were, which may be more (at most 2^24 are kept).
 size_t heapline_watched_allocations(uint32_t *serials, uint64_t *counters, size_t capacity);
 
 /// The number of bytes currently live in the category named by a scope, as the live table sees
