@@ -78,15 +78,15 @@ HL_HOOK static void hl_record_alloc(struct hl_buffer *b, uint64_t addr, uint64_t
   b->pending = (struct hl_pending){.addr = addr, .size = size, .time = now,
                                    .counter = blk.counter, .stack = stack,
                                    .category = blk.category, .valid = 1, .info = blk.info};
-  if (HL_UNLIKELY(atomic_load_explicit(&hl_watched_task, memory_order_relaxed)))
-    hl_watch_note(b->serial, blk.counter);
+  const void *watched = atomic_load_explicit(&hl_watched_task, memory_order_relaxed);
+  if (HL_UNLIKELY(watched != NULL)) hl_watch_note(watched, b->serial, blk.counter);
   b->next_alloc++;
 }
 
-// A Swift object that another thread frees before its own thread's next call, which would
-// have read its header: its class is named now, from the header that is whole until the real
-// free, into its thread's pending allocation, when that thread is between events (as a flush
-// takes its buffer). Blocks that are no object of a class known not to be one cost one read.
+// A Swift object of a class not seen before, that another thread frees before its own thread's
+// next call, which would have read its header: its class is named now, from the header that is
+// whole until the real free, into its thread's pending allocation, when that thread is between
+// events (as a flush takes its buffer). A known class is left in named_late (below).
 HL_HOOK static void name_for_its_thread(const struct hl_block *blk) {
   uint64_t words[2];
   uint32_t cat = 0;
@@ -110,24 +110,29 @@ HL_HOOK static void name_for_its_thread(const struct hl_block *blk) {
 // the real free) for its thread, which may be inside an event, past the point where it would
 // have named it (hl_take_by_serial cannot take its buffer), and about to find the block gone.
 // Done while the block's shard is held, which that thread takes to look for the block: 1 in
-// about 40,000 objects that a consumer thread freed at once kept their size class.
+// about 40,000 objects that a consumer thread freed at once kept their size class. A class not
+// seen before takes locks to name: `unknown` says so, for name_for_its_thread after.
+struct hl_naming {
+  const struct hl_buffer *b;
+  int unknown;
+};
 HL_HOOK static void name_for_its_busy_thread(const struct hl_block *blk, void *context) {
-  const struct hl_buffer *b = context;
-  if (blk->category || blk->size < 16 || blk->serial == b->serial) return;
+  struct hl_naming *naming = context;
+  if (blk->category || blk->size < 16 || blk->serial == naming->b->serial) return;
   uint64_t words[2];
   uint32_t cat;
   memcpy(words, (const void *)(uintptr_t)blk->addr, sizeof words);
-  if (hl_swift_classify_known(words, &cat) && cat)
-    hl_name_late(blk->serial, hl_late_key(blk->serial, blk->counter) << 16 | cat);
+  if (!hl_swift_classify_known(words, &cat)) naming->unknown = 1;
+  else if (cat) hl_name_late(blk->serial, hl_late_key(blk->serial, blk->counter) << 16 | cat);
 }
 
 // `header` says whether the block's first words are still the program's, to name it by.
 HL_HOOK static void hl_record_free(struct hl_buffer *b, uint64_t addr, uint64_t now, int header) {
   struct hl_block blk;
-  int naming = hl_swift_present && header;
-  if (!hl_live_remove_then(addr, &blk, naming ? name_for_its_busy_thread : NULL, b)) return;
-  if (hl_swift_present && header && blk.category == 0 && blk.size >= 16 && blk.serial != b->serial)
-    name_for_its_thread(&blk);
+  struct hl_naming naming = {b, 0};
+  int names = hl_swift_present && header;
+  if (!hl_live_remove_then(addr, &blk, names ? name_for_its_busy_thread : NULL, &naming)) return;
+  if (naming.unknown) name_for_its_thread(&blk);
   hl_emit_free(b, now, &blk);
 }
 

@@ -248,7 +248,7 @@ void hl_release(struct hl_buffer *b);
 struct hl_buffer *hl_take_by_serial(uint32_t serial);  // another thread's, if idle; no waiting
 void hl_give_back(struct hl_buffer *b);  // what hl_take_by_serial took
 extern _Atomic(const void *) hl_watched_task;  // watch.c: a Swift task whose allocations are noted
-void hl_watch_note(uint32_t serial, uint64_t counter);
+void hl_watch_note(const void *watched, uint32_t serial, uint64_t counter);
 void hl_name_late(uint32_t serial, uint64_t named);  // into that serial's buffer's named_late
 // The allocation a named_late names: its counter's low 32 bits and its serial's low 16.
 static inline uint64_t hl_late_key(uint32_t serial, uint64_t counter) {

@@ -133,13 +133,13 @@ static uint32_t cut_at(struct hl_buffer *b, uint32_t parent, uintptr_t pc, int *
   return hl_intern(b, parent, HL_PC_LOST, &again);
 }
 
-// With the lock held: the id of the node for `pc` under `parent`, 0 when there is none.
-static uint32_t hl_find_locked(uint32_t parent, uintptr_t pc) {
-  if (!hl_capacity) return 0;
+// With the lock held and a table mapped: the slot of the node for `pc` under `parent`, or the
+// empty slot where it would go.
+static size_t slot_locked(uint32_t parent, uintptr_t pc) {
   size_t mask = hl_capacity - 1, s = slot_of(parent, pc, mask);
   while (hl_nodes[s].id && (hl_nodes[s].pc != pc || hl_nodes[s].parent != parent))
     s = (s + 1) & mask;
-  return hl_nodes[s].id;
+  return s;
 }
 
 // The node for `pc` under `parent`, made (and written to the trace) when it is new. When there
@@ -149,17 +149,18 @@ HL_HOOK static uint32_t hl_intern(struct hl_buffer *b, uint32_t parent, uintptr_
   if (cached->id && cached->pc == pc && cached->parent == parent) return cached->id;
   hl_spin_lock(&hl_stack_lock);
   // Looked up first: a full table still has every node it holds (it cut stored stacks too).
-  uint32_t id = hl_find_locked(parent, pc), pc_index = 0;
+  size_t s = hl_capacity ? slot_locked(parent, pc) : 0;
+  uint32_t id = hl_capacity ? hl_nodes[s].id : 0, pc_index = 0;
   int fresh = id == 0, fresh_pc = 0;
-  if (fresh && (((hl_count + 1) * 2 > hl_capacity && !hl_grow()) ||
-                (pc != HL_PC_LOST && hl_count + 1 > HL_STACK_SLOTS_MAX / 2 - HL_LOST_NODES))) {
-    hl_spin_unlock(&hl_stack_lock);
-    // The table is full or out of memory: the stack is cut here, and says so when it can
-    return cut_at(b, parent, pc, cut);
-  }
   if (fresh) {
-    size_t mask = hl_capacity - 1, s = slot_of(parent, pc, mask);
-    while (hl_nodes[s].id) s = (s + 1) & mask;
+    size_t capacity = hl_capacity;
+    if (((hl_count + 1) * 2 > hl_capacity && !hl_grow()) ||
+        (pc != HL_PC_LOST && hl_count + 1 > HL_STACK_SLOTS_MAX / 2 - HL_LOST_NODES)) {
+      hl_spin_unlock(&hl_stack_lock);
+      // The table is full or out of memory: the stack is cut here, and says so when it can
+      return cut_at(b, parent, pc, cut);
+    }
+    if (hl_capacity != capacity) s = slot_locked(parent, pc);  // grown: slots moved
     pc_index = pc_index_locked(pc, &fresh_pc);
     if (!pc_index) {
       hl_spin_unlock(&hl_stack_lock);

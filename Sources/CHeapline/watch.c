@@ -8,9 +8,6 @@
 #include "heapline.h"
 #include "internal.h"
 
-// 256 MiB of address space, mapped at the first watch; pages only as notes fill them.
-enum { HL_WATCH_MAX = 1 << 24 };
-
 struct hl_watched_alloc {
   uint64_t counter;
   uint32_t serial, unused;
@@ -26,7 +23,7 @@ int heapline_watch_task(const void *task) {
   if (task) {
     hl_enter();  // dlsym may allocate: the shim's own
     if (!hl_current_task) hl_current_task = (hl_task_fn)dlsym(RTLD_DEFAULT, "swift_task_getCurrent");
-    if (!hl_watch_notes) hl_watch_notes = hl_map(HL_WATCH_MAX * sizeof *hl_watch_notes);
+    if (!hl_watch_notes) hl_watch_notes = hl_map(HEAPLINE_WATCHED_MAX * sizeof *hl_watch_notes);
     hl_leave();
     if (!hl_current_task || !hl_watch_notes) return 0;
     atomic_store(&hl_watch_count, 0);
@@ -35,17 +32,16 @@ int heapline_watch_task(const void *task) {
   return 1;
 }
 
-// In an allocation's event, while a task is watched: notes the block when that task made it.
-void hl_watch_note(uint32_t serial, uint64_t counter) {
-  const void *watched = atomic_load_explicit(&hl_watched_task, memory_order_relaxed);
-  if (!watched || hl_current_task() != watched) return;
+// In an allocation's event, while the task `watched` is: notes the block when that task made it.
+void hl_watch_note(const void *watched, uint32_t serial, uint64_t counter) {
+  if (hl_current_task() != watched) return;
   uint64_t i = atomic_fetch_add_explicit(&hl_watch_count, 1, memory_order_relaxed);
-  if (i < HL_WATCH_MAX) hl_watch_notes[i] = (struct hl_watched_alloc){counter, serial, 0};
+  if (i < HEAPLINE_WATCHED_MAX) hl_watch_notes[i] = (struct hl_watched_alloc){counter, serial, 0};
 }
 
 size_t heapline_watched_allocations(uint32_t *serials, uint64_t *counters, size_t capacity) {
   uint64_t count = atomic_load(&hl_watch_count);
-  for (uint64_t i = 0; i < count && i < HL_WATCH_MAX && i < capacity; i++) {
+  for (uint64_t i = 0; i < count && i < HEAPLINE_WATCHED_MAX && i < capacity; i++) {
     serials[i] = hl_watch_notes[i].serial;
     counters[i] = hl_watch_notes[i].counter;
   }

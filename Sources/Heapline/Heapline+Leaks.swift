@@ -185,21 +185,17 @@ extension Heapline {
   /// body's allocations off its own thread are not its, and stderr says so.
   private static func watchedAllocations() -> Set<AllocID> {
     let count = heapline_watched_allocations(nil, nil, 0)
-    let kept = min(count, watchedAllocationsKept)
+    let kept = min(count, Int(HEAPLINE_WATCHED_MAX))
     var serials = [UInt32](repeating: 0, count: kept)
     var counters = [UInt64](repeating: 0, count: kept)
     let got = min(kept, heapline_watched_allocations(&serials, &counters, kept))
     if count > kept {
-      let line = Array(
-        ("heapline: the leak check's body made \(count) allocations off its own thread; those "
-          + "past the first \(kept) are not counted as its\n").utf8)
-      _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+      say(
+        "heapline: the leak check's body made \(count) allocations off its own thread; those "
+          + "past the first \(kept) are not counted as its")
     }
     return Set((0..<got).map { AllocID(threadSerial: serials[$0], counter: counters[$0]) })
   }
-
-  /// How many of the watched task's allocations the shim notes (watch.c).
-  private static let watchedAllocationsKept = 1 << 24
 
   /// The mark that ends the async body, on its thread.
   private static let bodyEndMark = "heapline: the body ended"

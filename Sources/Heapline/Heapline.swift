@@ -206,6 +206,15 @@ public enum Heapline {
   }
 }
 
+extension Heapline {
+  /// Writes `line` and a newline to stderr, in one write: the API's word when it cannot throw
+  /// (a wait for a turn that may never come, notes past the shim's room).
+  static func say(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+  }
+}
+
 /// What can go wrong when recording in process.
 public enum HeaplineError: Error, CustomStringConvertible {
   /// Another recording is running in this process.

@@ -35,11 +35,10 @@ final class RecordingTurn: @unchecked Sendable {
       until.tv_sec += patience
       if pthread_cond_timedwait(freed, lock, &until) == ETIMEDOUT && taken && !told {
         told = true
-        let line = Array(
-          ("heapline: Heapline.record has waited \(patience) s for the recording that another "
+        Heapline.say(
+          "heapline: Heapline.record has waited \(patience) s for the recording that another "
             + "thread runs: recordings take turns, so one started from a thread that a "
-            + "recording's body waits for never starts\n").utf8)
-        _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            + "recording's body waits for never starts")
       }
     }
     taken = true

@@ -9,10 +9,7 @@ import HeaplineAnalysis
 enum CLIOutput {
   /// One line, whatever the message holds: a path with a newline in it made two, and a message
   /// cut at its first line lost what came after the path.
-  static func error(_ message: String) {
-    write(
-      "heapline: " + oneLine(message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message))
-  }
+  static func error(_ message: String) { write("heapline: " + oneLine(ownWords(message))) }
   static func warning(_ message: String) { write("heapline: warning: " + oneLine(message)) }
   static func note(_ message: String) { write("heapline: " + message) }
 
@@ -35,8 +32,12 @@ enum CLIOutput {
   }
 
   private static func firstLine(_ message: String) -> String {
-    let trimmed = message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
-    return String(trimmed.split(separator: "\n", omittingEmptySubsequences: true).first ?? "")
+    String(ownWords(message).split(separator: "\n", omittingEmptySubsequences: true).first ?? "")
+  }
+
+  /// `message` without the argument parser's "Error: ", which "heapline: " stands for.
+  private static func ownWords(_ message: String) -> String {
+    message.hasPrefix("Error: ") ? String(message.dropFirst(7)) : message
   }
 
   /// `message` with its control characters written as escapes (`\n`, `\u{1B}`).

@@ -41,8 +41,12 @@ void heapline_scope_pop(uint32_t token);
 /// Swift process (or no memory for the notes). For the in-process async leak check.
 int heapline_watch_task(const void *task);
 
+/// How many of the watched task's allocations are kept: 256 MiB of address space, mapped at the
+/// first watch, whose pages are used only as notes fill them.
+enum { HEAPLINE_WATCHED_MAX = 1 << 24 };
+
 /// The alloc ids (thread serial, alloc counter) of the allocations the watched task made, up to
-/// `capacity` of them; returns how many there were, which may be more (at most 2^24 are kept).
+/// `capacity` of them and HEAPLINE_WATCHED_MAX; returns how many there were, which may be more.
 size_t heapline_watched_allocations(uint32_t *serials, uint64_t *counters, size_t capacity);
 
 /// The number of bytes currently live in the category named by a scope, as the live table sees
