@@ -27,6 +27,16 @@ void hl_spawn_ignore_file_size_signal(void) {
   hl_file_size_ignored = sigaction(SIGXFSZ, &ignore, &hl_file_size_previous) == 0;
 }
 
+// The signal mask this process was started with, which the program gets: what its parent
+// blocked for it (a supervisor, a design around sigwait) stays blocked, whatever the thread
+// that starts it blocks; only the signals that `record` asks the program to take are let in.
+static sigset_t hl_mask_given;
+static int hl_mask_kept;
+
+void hl_spawn_keep_signal_mask(void) {
+  hl_mask_kept = pthread_sigmask(SIG_SETMASK, NULL, &hl_mask_given) == 0;
+}
+
 // The descriptor limit the commands were started with, when they raised it for themselves.
 static struct rlimit hl_files_given;
 static int hl_files_raised;
@@ -69,8 +79,8 @@ void hl_spawn_restore_signals(void) {
 }
 
 // In the child, between fork and exec: async-signal-safe calls only.
-static void hl_exec_child(const char *path, char *const argv[], char *const envp[], int report,
-                          pid_t parent) {
+static void hl_exec_child(const char *path, char *const argv[], char *const envp[],
+                          const int *deliver, int delivered, int report, pid_t parent) {
   // SIGKILL, since the program may catch or ignore anything else. A parent that died before
   // this call is caught by the getppid check.
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(125);
@@ -79,11 +89,11 @@ static void hl_exec_child(const char *path, char *const argv[], char *const envp
   }
   if (hl_file_size_ignored) sigaction(SIGXFSZ, &hl_file_size_previous, NULL);
   if (hl_files_raised) setrlimit(RLIMIT_NOFILE, &hl_files_given);
-  // Whatever this thread blocks (a test runner's worker blocks everything), the program starts
-  // with nothing blocked: the mark and warning signals must reach it.
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
+  sigset_t mask;
+  if (hl_mask_kept) mask = hl_mask_given;
+  else sigemptyset(&mask);
+  for (int i = 0; i < delivered; i++) sigdelset(&mask, deliver[i]);
+  sigprocmask(SIG_SETMASK, &mask, NULL);
   execve(path, argv, envp);
   int err = errno;
   while (write(report, &err, sizeof err) < 0 && errno == EINTR) {
@@ -91,7 +101,9 @@ static void hl_exec_child(const char *path, char *const argv[], char *const envp
   _exit(127);
 }
 
-pid_t hl_spawn(const char *path, char *const argv[], char *const envp[]) {
+pid_t hl_spawn(const char *path, char *const argv[], char *const envp[], const int *deliver,
+               int delivered, int *exec_failed) {
+  *exec_failed = 0;
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) return -errno;
   // Blocked across the fork, so that a signal in between waits until the pid is known.
@@ -103,7 +115,7 @@ pid_t hl_spawn(const char *path, char *const argv[], char *const envp[]) {
   pid_t pid = fork();
   if (pid == 0) {
     close(report[0]);
-    hl_exec_child(path, argv, envp, report[1], parent);
+    hl_exec_child(path, argv, envp, deliver, delivered, report[1], parent);
   }
   int fork_error = errno;
   close(report[1]);
@@ -121,6 +133,7 @@ pid_t hl_spawn(const char *path, char *const argv[], char *const envp[]) {
   if (n == (ssize_t)sizeof err) {
     hl_child = 0;
     hl_spawn_wait(pid);
+    *exec_failed = 1;
     return -(err ? err : ENOEXEC);
   }
   return pid;

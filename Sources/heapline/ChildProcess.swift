@@ -15,12 +15,15 @@ enum ChildProcess {
   }
 
   /// Runs `executable` with `arguments` (argv, with argv[0]) and this process's environment
-  /// plus `environment`, and waits for it. LD_PRELOAD is prepended to, not replaced.
+  /// plus `environment`, and waits for it. LD_PRELOAD is prepended to, not replaced. The
+  /// program starts with the signal mask heapline was given, less `delivering` (the signals
+  /// that options ask it to take).
   /// Throws a ``RecordError`` with status 126 when the program cannot be executed, 127 when it
   /// does not exist, and 125 when heapline itself fails.
-  static func run(executable: String, arguments: [String], environment: [String: String]) throws
-    -> Status
-  {
+  static func run(
+    executable: String, arguments: [String], environment: [String: String],
+    delivering signals: [Int32] = []
+  ) throws -> Status {
     let argv = arguments.map { strdup($0) } + [nil]
     let envp = mergedEnvironment(environment).map { strdup($0) } + [nil]
     defer {
@@ -28,12 +31,14 @@ enum ChildProcess {
     }
     hl_spawn_forward_signals()
     defer { hl_spawn_restore_signals() }
-    let pid = hl_spawn(executable, argv, envp)
+    var execFailed: Int32 = 0
+    let pid = hl_spawn(executable, argv, envp, signals, Int32(signals.count), &execFailed)
     guard pid > 0 else {
-      let err = -pid
-      let status: Int32 = err == ENOENT ? 127 : 126
-      throw RecordError(
-        "cannot run '\(executable)': \(String(cString: strerror(err)))", status: status)
+      let reason = String(cString: strerror(-pid))
+      guard execFailed != 0 else {
+        throw RecordError("cannot start a process for '\(executable)': \(reason)", status: 125)
+      }
+      throw RecordError("cannot run '\(executable)': \(reason)", status: -pid == ENOENT ? 127 : 126)
     }
     let status = hl_spawn_wait(pid)
     guard status >= 0 else {

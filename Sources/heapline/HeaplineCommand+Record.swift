@@ -157,7 +157,8 @@ extension HeaplineCommand {
       let status: ChildProcess.Status
       do {
         status = try ChildProcess.run(
-          executable: executable, arguments: command, environment: environment)
+          executable: executable, arguments: command, environment: environment,
+          delivering: [markSignal, memory.warnSignal, leakScans.leaksSignal].filter { $0 > 0 })
       } catch {
         destination.discardIfUnused()
         throw error

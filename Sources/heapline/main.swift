@@ -6,6 +6,9 @@ import HeaplineAnalysis
   import Glibc
 #endif
 
+// Before any thread starts: the mask this process was given is the program's (see hl_spawn).
+hl_spawn_keep_signal_mask()
+
 // Exit statuses, as `env` and `timeout` have them: a recorded program's own status passes
 // through (an ExitCode); 64 for a usage error found while parsing, with the usage and a --help
 // hint after the error line; 125 when `record` itself fails, 126 when the program cannot be

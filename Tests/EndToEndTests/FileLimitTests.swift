@@ -30,4 +30,20 @@ import Testing
     let stats = try Statistics(reader: TraceReader(path: trace))
     #expect(stats.trace.isComplete)
   }
+
+  @Test func recordWithoutTheDescriptorsToStartTheProgramIs125NotCannotRun() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("t.trace").path
+    // Under a hard limit of 5 descriptors, record has none left for its pipe to the child
+    let result = try Harness.run(
+      "/bin/sh",
+      [
+        "-c", "ulimit -n 5; exec \"$0\" record -o \"$1\" -- \"$2\" exit",
+        Harness.heapline, trace, program,
+      ])
+    #expect(result.status == 125)
+    #expect(
+      result.stderr == "heapline: cannot start a process for '\(program)': Too many open files\n")
+  }
 }

@@ -81,6 +81,31 @@ import Testing
     #expect(marked.stdout == untraced.stdout + "signal 12 handled\n")
   }
 
+  @Test func theProgramStartsWithTheSignalsBlockedThatItsParentBlocked() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("mask.trace").path
+    // Given a parent that blocks SIGUSR1, SIGUSR2, SIGTERM and SIGRTMIN+1 before its exec
+    let untraced = try Harness.run(program, ["blocking", program, "dispositions"])
+    #expect(untraced.stdout.hasSuffix("blocked 10\nblocked 12\nblocked 15\nblocked 35\n"))
+    // Then the program that record starts has them blocked too
+    let traced = try Harness.run(
+      program, ["blocking", Harness.heapline, "record", "-o", trace, "--", program, "dispositions"])
+    #expect(traced.status == 0, "\(traced.stderr)")
+    #expect(traced.stdout == untraced.stdout)
+    // But for the signal an option asks it to take, whose handler is the shim's
+    let marked = try Harness.run(
+      program,
+      [
+        "blocking", Harness.heapline, "record", "--mark-signal", "12", "-o", trace, "--", program,
+        "dispositions",
+      ])
+    #expect(
+      marked.stdout
+        == "signal 12 handled\n"
+        + untraced.stdout.replacingOccurrences(of: "blocked 12\n", with: ""))
+  }
+
   @Test func theShimsThreadSleepsBetweenItsSamplesInsteadOfPollingEveryTenMilliseconds() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("endings", in: dir)

@@ -10,14 +10,22 @@ extern "C" {
 #endif
 
 /// Starts `path` with `argv` and `envp` and returns its pid, or -errno when it could not be
-/// executed (the child is then reaped already). The program starts with no signal blocked and
-/// with the dispositions this process had before `hl_spawn_forward_signals`; it is killed
-/// (SIGKILL) if this thread dies first, so it never lives on as an orphan.
+/// started: `*exec_failed` is then 1 when the program could not be executed (the child is
+/// reaped already), and 0 when this process could not make the child (no pipe, no process).
+/// The program starts with the signal mask kept by `hl_spawn_keep_signal_mask` (none blocked
+/// without it), less the `delivered` signals of `deliver`, and with the dispositions this
+/// process had before `hl_spawn_forward_signals`; it is killed (SIGKILL) if this thread dies
+/// first, so it never lives on as an orphan.
 ///
 /// Call `hl_spawn_forward_signals` first: SIGINT, SIGTERM, SIGHUP and SIGQUIT that a process
 /// sends to this one are then passed on to the program. Those that the terminal sends go to
 /// the program's process group, the program included, and are not passed on again.
-pid_t hl_spawn(const char *path, char *const argv[], char *const envp[]);
+pid_t hl_spawn(const char *path, char *const argv[], char *const envp[], const int *deliver,
+               int delivered, int *exec_failed);
+
+/// Keeps this thread's signal mask for the programs that `hl_spawn` starts: call it first
+/// thing in main, when the mask is still the one this process was started with.
+void hl_spawn_keep_signal_mask(void);
 
 /// Installs the forwarding handlers (until `hl_spawn_restore_signals`).
 void hl_spawn_forward_signals(void);

@@ -28,7 +28,10 @@
 //   look                              prints the HEAPLINE_* and LD_PRELOAD variables it sees,
 //                                     and every descriptor above 2 with its number
 //   aligned                           also one aligned_alloc(24, 100), as glibc allows
-//   dispositions                      prints every signal whose disposition is not the default
+//   dispositions                      prints every signal whose disposition is not the default,
+//                                     then every signal it starts with blocked
+//   blocking PROGRAM                  blocks SIGUSR1, SIGUSR2, SIGTERM and SIGRTMIN+1, then execs
+//                                     PROGRAM (with the rest of argv), as a supervisor may
 //   rename FROM TO                    chdir("/"), then renames its own trace FROM to TO
 //   idle                              sleeps 2 s, then prints "wakes N" for each thread but the
 //                                     main one: how often it went to sleep (its voluntary
@@ -216,7 +219,20 @@ int main(int argc, char **argv) {
       if (sigaction(sig, NULL, &action) == 0 && action.sa_handler != SIG_DFL)
         printf("signal %d %s\n", sig, action.sa_handler == SIG_IGN ? "ignored" : "handled");
     }
+    sigset_t blocked;
+    sigprocmask(SIG_SETMASK, NULL, &blocked);
+    for (int sig = 1; sig < 65; sig++)
+      if (sigismember(&blocked, sig)) printf("blocked %d\n", sig);
     return 0;
+  }
+  if (!strcmp(mode, "blocking") && argc > 2) {
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    int signals[] = {SIGUSR1, SIGUSR2, SIGTERM, SIGRTMIN + 1};
+    for (int i = 0; i < 4; i++) sigaddset(&blocked, signals[i]);
+    sigprocmask(SIG_BLOCK, &blocked, NULL);
+    execv(argv[2], argv + 2);
+    return 127;
   }
   if (!strcmp(mode, "idle")) {
     struct timespec pause = {2, 0};
