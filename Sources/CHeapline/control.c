@@ -125,6 +125,10 @@ void hl_lazy_init(void) {
   // library that watches symbol bindings) goes untraced, and the next one looks again: deciding
   // then, from no settings at all, turned the recording off for good.
   if (!environ) return;
+  if (hl_foreign_allocator()) {  // never recorded: see foreign.c
+    atomic_store(&hl_state, HL_OFF);
+    return;
+  }
   static _Atomic int once;
   if (atomic_exchange(&once, 1)) return;  // another call is initializing: it goes untraced
   int saved_errno = errno;  // the program's, whatever starting a recording calls
@@ -163,17 +167,22 @@ static int hl_owns_malloc(void) {
 // The preload library whose hooks the process never calls, in the program `heapline record`
 // started: it tells the recorder why there is no trace (another copy of the shim that records
 // has said so first, and is left alone).
-static void note_foreign_malloc(void) {
+static void note_foreign_malloc(const char *library) {
 #ifdef HL_PRELOAD
-  if (recorder_output()) hl_shared_note_foreign_malloc(hl_option("HEAPLINE_SHARED"));
+  if (recorder_output()) hl_shared_note_foreign_malloc(hl_option("HEAPLINE_SHARED"), library);
 #endif
 }
 
 __attribute__((constructor)) static void hl_constructor(void) {
+  if (hl_foreign_allocator()) {  // a library's allocator comes before glibc's: see foreign.c
+    atomic_store(&hl_state, HL_OFF);
+    note_foreign_malloc(hl_foreign.name);
+    return;
+  }
   // Still uninitialized here means no malloc has reached this copy's hooks: see if another has.
   if (atomic_load(&hl_state) == HL_UNINIT && !hl_owns_malloc()) {
     atomic_store(&hl_state, HL_OFF);
-    note_foreign_malloc();
+    note_foreign_malloc("");
     return;
   }
   hl_lazy_init();
@@ -201,6 +210,7 @@ __attribute__((destructor)) static void hl_destructor(void) {
 }
 
 int heapline_start(const char *path, unsigned depth) {
+  if (hl_foreign_allocator()) return ENOTSUP;  // see foreign.c
   if (atomic_load(&hl_state) == HL_UNINIT) hl_lazy_init();
   hl_spin_lock(&hl_control_lock);
   int err = atomic_load(&hl_state) == HL_OFF ? 0 : EBUSY;

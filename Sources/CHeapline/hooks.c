@@ -123,10 +123,12 @@ HL_HOOK static inline uint64_t hl_kept(void *old, size_t size) {
 
 HL_ENTRY_STUB(malloc, rsi, rdx, rcx);
 HL_ENTRY_IMPL void *hl_malloc_at(size_t size, HL_AT) {
+  if (hl_foreign_allocator()) return hl_foreign.malloc(size);
   return hl_allocated(hl_cleared(__libc_malloc(size), 0, size), size, HL_ENTRY_OF);
 }
 
 HL_HOOK void free(void *p) {
+  if (hl_foreign_allocator()) return hl_foreign.free(p);
   if (!p) return;
   if (hl_should_record()) {
     if (HL_UNLIKELY(hl_sample_bytes)) hl_sample_free(p);
@@ -138,6 +140,7 @@ HL_HOOK void free(void *p) {
 
 HL_ENTRY_STUB(calloc, rdx, rcx, r8);
 HL_ENTRY_IMPL void *hl_calloc_at(size_t n, size_t size, HL_AT) {
+  if (hl_foreign_allocator()) return hl_foreign.calloc(n, size);
   // glibc's calloc zeroes the whole usable size. No overflow: calloc checked it.
   return hl_allocated(__libc_calloc(n, size), n * size, HL_ENTRY_OF);
 }
@@ -167,6 +170,7 @@ HL_HOOK static void *hl_realloc_deferred(void *old, size_t size) {
 
 HL_ENTRY_STUB(realloc, rdx, rcx, r8);
 HL_ENTRY_IMPL void *hl_realloc_at(void *old, size_t size, HL_AT) {
+  if (hl_foreign_allocator()) return hl_foreign.realloc(old, size);
   if (HL_UNLIKELY(hl_tls.in_event) && !hl_tls.own && !hl_tls.internal && old) return hl_realloc_deferred(old, size);
   if (!hl_should_record()) {
     uint64_t kept = hl_kept(old, size);
@@ -214,6 +218,7 @@ HL_ENTRY_IMPL void *hl_reallocarray_at(void *old, size_t n, size_t size, HL_AT) 
 
 HL_ENTRY_STUB(memalign, rdx, rcx, r8);
 HL_ENTRY_IMPL void *hl_memalign_at(size_t alignment, size_t size, HL_AT) {
+  if (hl_foreign_allocator()) return hl_foreign.memalign(alignment, size);
   return hl_allocated(hl_cleared(__libc_memalign(alignment, size), 0, size), size,
                       HL_ENTRY_OF);
 }
@@ -222,6 +227,7 @@ HL_ENTRY_IMPL void *hl_memalign_at(size_t alignment, size_t size, HL_AT) {
 // rounds any alignment up to a power of two; from 2.38 it refuses one that is not.
 HL_ENTRY_STUB(aligned_alloc, rdx, rcx, r8);
 HL_ENTRY_IMPL void *hl_aligned_alloc_at(size_t alignment, size_t size, HL_AT) {
+  if (hl_foreign_allocator()) return hl_foreign.aligned_alloc(alignment, size);
 #if __GLIBC__ == 2 && __GLIBC_MINOR__ >= 38
   if (alignment == 0 || (alignment & (alignment - 1))) {
     errno = EINVAL;
@@ -233,8 +239,12 @@ HL_ENTRY_IMPL void *hl_aligned_alloc_at(size_t alignment, size_t size, HL_AT) {
 
 HL_ENTRY_STUB(posix_memalign, rcx, r8, r9);
 HL_ENTRY_IMPL int hl_posix_memalign_at(void **out, size_t alignment, size_t size, HL_AT) {
+  int foreign = hl_foreign_allocator();
+  if (foreign && hl_foreign.posix_memalign) return hl_foreign.posix_memalign(out, alignment, size);
   if (alignment < sizeof(void *) || (alignment & (alignment - 1))) return EINVAL;
-  void *p = __libc_memalign(alignment, size);
+  void *p = foreign ? hl_foreign.memalign(alignment, size) : __libc_memalign(alignment, size);
+  if (foreign && p) *out = p;
+  if (foreign) return p ? 0 : ENOMEM;
   if (!p) return ENOMEM;  // with errno as glibc's own leaves it: ENOMEM
   *out = hl_allocated(hl_cleared(p, 0, size), size, HL_ENTRY_OF);
   return 0;
@@ -242,10 +252,12 @@ HL_ENTRY_IMPL int hl_posix_memalign_at(void **out, size_t alignment, size_t size
 
 HL_ENTRY_STUB(valloc, rsi, rdx, rcx);
 HL_ENTRY_IMPL void *hl_valloc_at(size_t size, HL_AT) {
+  if (hl_foreign_allocator()) return hl_foreign.valloc(size);
   return hl_allocated(hl_cleared(__libc_valloc(size), 0, size), size, HL_ENTRY_OF);
 }
 
 HL_ENTRY_STUB(pvalloc, rsi, rdx, rcx);
 HL_ENTRY_IMPL void *hl_pvalloc_at(size_t size, HL_AT) {
+  if (hl_foreign_allocator()) return hl_foreign.pvalloc(size);
   return hl_allocated(hl_cleared(__libc_pvalloc(size), 0, size), size, HL_ENTRY_OF);
 }

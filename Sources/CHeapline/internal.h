@@ -315,6 +315,29 @@ enum {
   HL_SHARED_EXECED = 4
 };
 enum { HL_FLAG_REOPENED = 2, HL_FLAG_CATEGORIES_FULL = 4 };
+// foreign.c: the process's allocator, when it is not glibc's; the shim then steps aside.
+enum hl_allocator_kind { HL_ALLOC_UNKNOWN = 0, HL_ALLOC_GLIBC = 1, HL_ALLOC_FOREIGN = 2 };
+struct hl_foreign {
+  void *(*malloc)(size_t);
+  void (*free)(void *);
+  void *(*calloc)(size_t, size_t);
+  void *(*realloc)(void *, size_t);
+  void *(*memalign)(size_t, size_t);
+  void *(*aligned_alloc)(size_t, size_t);
+  int (*posix_memalign)(void **, size_t, size_t);  // NULL when the allocator has none
+  void *(*valloc)(size_t);
+  void *(*pvalloc)(size_t);
+  char name[64];  // the library's file name
+};
+extern struct hl_foreign hl_foreign;
+extern _Atomic int hl_allocator;
+int hl_foreign_allocator_slow(void);
+// True when every call must go to hl_foreign: one load and a branch on glibc's usual path.
+static inline int hl_foreign_allocator(void) {
+  return HL_UNLIKELY(atomic_load_explicit(&hl_allocator, memory_order_relaxed) != HL_ALLOC_GLIBC) &&
+         hl_foreign_allocator_slow();
+}
+
 struct hl_shared_header {
   char magic[8];  // "HLSHARED"
   uint32_t version, header_bytes, slot_bytes, data_offset;
@@ -331,7 +354,7 @@ extern struct hl_shared_header *hl_shared;  // never NULL once a recording has b
 struct dl_phdr_info;
 int hl_is_preload_library(const struct dl_phdr_info *info);  // modules.c
 void hl_shared_attach(const char *path);   // the recorder's memory, or private memory
-void hl_shared_note_foreign_malloc(const char *path);  // the program's malloc is its own
+void hl_shared_note_foreign_malloc(const char *path, const char *library);  // not this malloc
 void hl_shared_begin(void);                 // a new recording
 struct hl_buffer *hl_shared_new_buffer(void);  // a fresh buffer; NULL when out of memory
 void hl_shared_drop_buffer(struct hl_buffer *b);  // unmaps one

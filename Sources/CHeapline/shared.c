@@ -74,15 +74,21 @@ void hl_shared_attach(const char *path) {
 
 // For `heapline record`, when the process's malloc is not this library's and no other copy of
 // the shim has started recording: the program brings an allocator of its own (defined in it, or
-// linked in statically), which the preload library cannot wrap. The recorder finds this magic in
-// place of a recording's and says so, rather than guessing at a static or setuid program.
-void hl_shared_note_foreign_malloc(const char *path) {
+// linked in statically, or `library`, a shared one: see foreign.c), which the preload library
+// does not wrap. The recorder finds this magic in place of a recording's, with the library's
+// name after it, and says so, rather than guessing at a static or setuid program.
+void hl_shared_note_foreign_malloc(const char *path, const char *library) {
   if (!path || !*path || strlen(path) >= sizeof hl_shared_path || hl_mapped) return;
   memcpy(hl_shared_path, path, strlen(path) + 1);
   struct hl_shared_header *h = map_piece(0, HL_SHARED_HEADER_BYTES, 1);
   hl_shared_path[0] = 0;
   if (!h) return;
-  if (memcmp(h->magic, "HLSHARED", 8) != 0) memcpy(h->magic, "HLOWNMAL", 8);
+  if (memcmp(h->magic, "HLSHARED", 8) != 0) {
+    memcpy(h->magic, "HLOWNMAL", 8);
+    size_t n = strnlen(library, 63);
+    memcpy((char *)h + 8, library, n);
+    ((char *)h)[8 + n] = 0;
+  }
   munmap(h, HL_SHARED_HEADER_BYTES);
 }
 

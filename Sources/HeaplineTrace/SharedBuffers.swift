@@ -68,6 +68,14 @@ package final class SharedBuffers {
     read(at: 0, count: 8) == Layout.ownMallocMagic
   }
 
+  /// The shared library whose allocator the program uses, when ``programHasOwnMalloc`` comes
+  /// from one (jemalloc, tcmalloc, mimalloc) rather than from the program itself.
+  package var programMallocLibrary: String? {
+    guard programHasOwnMalloc else { return nil }
+    let name = read(at: 8, count: 64).prefix { $0 != 0 }
+    return name.isEmpty ? nil : String(decoding: name, as: UTF8.self)
+  }
+
   /// Whether the last recording ended for an `exec` and no program started one after it: the
   /// program that the process became did not load the preload library.
   package var endedForExec: Bool {

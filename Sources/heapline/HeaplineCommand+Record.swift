@@ -196,10 +196,15 @@ extension HeaplineCommand {
       } else {
         destination.discardIfUnused()
         let why =
-          shared.programHasOwnMalloc
-          ? "has a malloc of its own (defined in it, or an allocator linked in statically), "
-            + "which the preload library cannot wrap"
-          : "did not load the preload library (a static or setuid program?)"
+          if let library = shared.programMallocLibrary {
+            "allocates with \(library), not glibc's malloc, which the preload library does not "
+              + "trace (it ran with its allocator, untraced)"
+          } else if shared.programHasOwnMalloc {
+            "has a malloc of its own (defined in it, or an allocator linked in statically), "
+              + "which the preload library cannot wrap"
+          } else {
+            "did not load the preload library (a static or setuid program?)"
+          }
         CLIOutput.warning("'\(program)' \(why): no trace was written")
       }
       try finish(program: program, name: name, trace: path, status: status)

@@ -209,4 +209,38 @@ import Testing
     #expect(!ldd.stdout.contains("libswiftCore"))
     #expect(!ldd.stdout.contains("libstdc++"))
   }
+
+  @Test(arguments: [false, true])
+  func aProgramWithAnotherAllocatorRunsWithItUntracedAndRecordSaysSo(preloaded: Bool) throws {
+    // Given an allocator in a shared library that also defines glibc's __libc_ entry points, as
+    // tcmalloc and mimalloc do, and aborts on a block not its own: linked in, or preloaded
+    let dir = try Harness.temporaryDirectory()
+    let library = dir.appendingPathComponent("libtoyalloc.so").path
+    let built = try Harness.run(
+      "/usr/bin/env",
+      [
+        "cc", "-g", "-shared", "-fPIC", "-o", library,
+        Harness.fixtures.appendingPathComponent("toyalloc.c").path,
+      ])
+    try #require(built.status == 0, "\(built.stderr)")
+    let program = try Harness.fixture(
+      "toyuser", in: dir,
+      flags: ["-Wl,--no-as-needed", "-L", dir.path, "-ltoyalloc", "-Wl,-rpath," + dir.path])
+    let environment = preloaded ? ["LD_PRELOAD": library] : [:]
+    let untraced = try Harness.run(program, [], environment: environment)
+    #expect(untraced.stdout == "served 1003, usable 100000\n")
+    // Then under record the program allocates with it as untraced (the shim served it from
+    // glibc's heap, and crashed the program), and record says why there is no trace
+    let trace = dir.appendingPathComponent("toy.trace").path
+    let traced = try Harness.heapline(
+      ["record", "-o", trace, "--", program], environment: environment)
+    #expect(traced.status == 0)
+    #expect(traced.stdout == untraced.stdout)
+    #expect(
+      traced.stderr
+        == "heapline: warning: '\(program)' allocates with libtoyalloc.so, not glibc's malloc, "
+        + "which the preload library does not trace (it ran with its allocator, untraced): no "
+        + "trace was written\n")
+    #expect(!FileManager.default.fileExists(atPath: trace))
+  }
 }

@@ -12,7 +12,8 @@ extern "C" {
 
 /// Starts recording into `path` (created or truncated). `depth` is the maximum number of frames
 /// per stack (0 means the default, 64). Returns 0, or an errno value. Fails with EBUSY when a
-/// recording is already running.
+/// recording is already running, and with ENOTSUP when the process allocates with another
+/// allocator than glibc's (jemalloc, tcmalloc, mimalloc), which is not traced.
 int heapline_start(const char *path, unsigned depth);
 
 /// Flushes every thread's buffer, writes the trailer and closes the trace. Returns 0, or an errno
