@@ -7,25 +7,49 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const int hl_forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-enum { HL_FORWARDED = sizeof hl_forwarded / sizeof hl_forwarded[0] };
-static struct sigaction hl_previous[HL_FORWARDED];
+// Every signal that ends a process unless caught, but those the kernel sends a process for its
+// own doing (a crash, a limit passed, a write past the file size limit) and glibc's own two
+// (32 and 33): sent to `record`, each is meant for the program. Only SIGINT, SIGTERM, SIGHUP
+// and SIGQUIT were passed on, and any other (SIGUSR1 for a program's own handler, or the
+// program's kill(0, SIGUSR1) that it ignores itself) killed `record`, which took the program
+// with it and left a trace with nothing in it. SIGTSTP is passed on too: the program stops,
+// and `record` then stops with it (hl_spawn_wait).
+static int hl_forwarded[64], hl_forwarded_count;
+static struct sigaction hl_previous[64];
 static volatile sig_atomic_t hl_child;
 static int hl_installed;
-static struct sigaction hl_file_size_previous;
-static int hl_file_size_ignored;
+static struct sigaction hl_file_size_previous, hl_pipe_previous;
+static int hl_file_size_ignored, hl_pipe_ignored;
 
-void hl_spawn_ignore_file_size_signal(void) {
+static void list_forwarded(void) {
+  if (hl_forwarded_count) return;
+  static const int ending[] = {SIGHUP,  SIGINT,  SIGQUIT,   SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM,
+                               SIGTERM, SIGSTKFLT, SIGVTALRM, SIGPROF, SIGIO,   SIGPWR,  SIGTSTP};
+  for (unsigned i = 0; i < sizeof ending / sizeof ending[0]; i++)
+    hl_forwarded[hl_forwarded_count++] = ending[i];
+  for (int sig = SIGRTMIN; sig <= SIGRTMAX && hl_forwarded_count < 64; sig++)
+    hl_forwarded[hl_forwarded_count++] = sig;
+}
+
+static int ignore(int signal, struct sigaction *previous) {
   struct sigaction ignore = {0};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
-  hl_file_size_ignored = sigaction(SIGXFSZ, &ignore, &hl_file_size_previous) == 0;
+  return sigaction(signal, &ignore, previous) == 0;
 }
+
+void hl_spawn_ignore_file_size_signal(void) {
+  hl_file_size_ignored = ignore(SIGXFSZ, &hl_file_size_previous);
+}
+
+void hl_spawn_ignore_pipe_signal(void) { hl_pipe_ignored = ignore(SIGPIPE, &hl_pipe_previous); }
 
 // The signal mask this process was started with, which the program gets: what its parent
 // blocked for it (a supervisor, a design around sigwait) stays blocked, whatever the thread
@@ -55,26 +79,30 @@ void hl_spawn_raise_file_limit(unsigned long floor) {
 static void hl_forward(int signal, siginfo_t *info, void *context) {
   (void)context;
   // The terminal signals the whole foreground process group, the program included: passing
-  // ^C on again would deliver it twice.
+  // ^C on again would deliver it twice. A SIGPIPE from this process's own write to a closed
+  // pipe is the kernel's too, though it says it was sent by this process.
   if (info && info->si_code == SI_KERNEL) return;
+  if (info && signal == SIGPIPE && info->si_code == SI_USER && info->si_pid == getpid()) return;
   pid_t child = hl_child;
   if (child > 0) kill(child, signal);
 }
 
 void hl_spawn_forward_signals(void) {
   if (hl_installed) return;
+  list_forwarded();
   struct sigaction action = {0};
   action.sa_sigaction = hl_forward;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
-  for (int i = 0; i < HL_FORWARDED; i++) sigaction(hl_forwarded[i], &action, &hl_previous[i]);
+  for (int i = 0; i < hl_forwarded_count; i++)
+    sigaction(hl_forwarded[i], &action, &hl_previous[i]);
   hl_installed = 1;
 }
 
 void hl_spawn_restore_signals(void) {
   if (!hl_installed) return;
   hl_child = 0;
-  for (int i = 0; i < HL_FORWARDED; i++) sigaction(hl_forwarded[i], &hl_previous[i], NULL);
+  for (int i = 0; i < hl_forwarded_count; i++) sigaction(hl_forwarded[i], &hl_previous[i], NULL);
   hl_installed = 0;
 }
 
@@ -84,10 +112,11 @@ static void hl_exec_child(const char *path, char *const argv[], char *const envp
   // SIGKILL, since the program may catch or ignore anything else. A parent that died before
   // this call is caught by the getppid check.
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(125);
-  for (int i = 0; i < HL_FORWARDED; i++) {
+  for (int i = 0; i < hl_forwarded_count; i++) {
     if (hl_installed) sigaction(hl_forwarded[i], &hl_previous[i], NULL);
   }
   if (hl_file_size_ignored) sigaction(SIGXFSZ, &hl_file_size_previous, NULL);
+  if (hl_pipe_ignored) sigaction(SIGPIPE, &hl_pipe_previous, NULL);
   if (hl_files_raised) setrlimit(RLIMIT_NOFILE, &hl_files_given);
   sigset_t mask;
   if (hl_mask_kept) mask = hl_mask_given;
@@ -109,7 +138,7 @@ pid_t hl_spawn(const char *path, char *const argv[], char *const envp[], const i
   // Blocked across the fork, so that a signal in between waits until the pid is known.
   sigset_t forwarded, previous;
   sigemptyset(&forwarded);
-  for (int i = 0; i < HL_FORWARDED; i++) sigaddset(&forwarded, hl_forwarded[i]);
+  for (int i = 0; i < hl_forwarded_count; i++) sigaddset(&forwarded, hl_forwarded[i]);
   pthread_sigmask(SIG_BLOCK, &forwarded, &previous);
   pid_t parent = getpid();
   pid_t pid = fork();
@@ -139,10 +168,35 @@ pid_t hl_spawn(const char *path, char *const argv[], char *const envp[], const i
   return pid;
 }
 
+// Whether `pid` is stopped now: a stop that waitpid reports may be over already (^Z stops the
+// whole group, and `fg` continues it, this process too, before it reads the report).
+static int still_stopped(pid_t pid) {
+  char path[64], stat[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 1;
+  ssize_t n = read(fd, stat, sizeof stat - 1);
+  close(fd);
+  if (n <= 0) return 1;
+  stat[n] = 0;
+  const char *end = strrchr(stat, ')');  // the name may hold anything, ")" included
+  return end && (end[2] == 'T' || end[2] == 't');
+}
+
+// A program that stops (SIGTSTP from `kill`, a raise of SIGSTOP, a read from the terminal in
+// the background) stops this process too, so that the shell sees the job stopped and gives the
+// terminal back, where it waited for ever; continued (`fg`), this process continues the
+// program.
 int hl_spawn_wait(pid_t pid) {
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -errno;
+  for (;;) {
+    if (waitpid(pid, &status, WUNTRACED) < 0) {
+      if (errno != EINTR) return -errno;
+      continue;
+    }
+    if (!WIFSTOPPED(status)) return status;
+    if (!still_stopped(pid)) continue;
+    kill(getpid(), SIGSTOP);
+    kill(pid, SIGCONT);
   }
-  return status;
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CHeaplineSpawn
 import HeaplineTrace
 
 #if canImport(Glibc)
@@ -126,6 +127,8 @@ extension HeaplineCommand {
     }
 
     func run() throws {
+      // Its notices on a closed pipe (`2>&1 | grep -q`) must not replace the program's status
+      hl_spawn_ignore_pipe_signal()
       let program = command[0]
       let executable = try ProgramLocator.resolve(program)
       let preload = try ProgramLocator.preloadLibrary()

@@ -1,4 +1,6 @@
 import Foundation
+import HeaplineAnalysis
+import HeaplineTrace
 import Testing
 
 /// `heapline record` as a parent, as `env` and `timeout` are: exit statuses 125, 126 and 127
@@ -164,5 +166,56 @@ import Testing
     #expect(result.status == 64)
     #expect(
       result.stderr.hasPrefix("heapline: --mark-signal and --warn-signal cannot both be signal 10"))
+  }
+
+  @Test func everySignalSentToRecordThatWouldEndItReachesTheProgramInstead() throws {
+    // Given a program that handles SIGUSR1, SIGUSR2, SIGALRM and SIGRTMIN+2 and sends each to
+    // its parent, record (which died of the first, and the program with it: an empty trace)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("supervised", in: dir)
+    let trace = dir.appendingPathComponent("t.trace").path
+    let result = try Harness.heapline(["record", "-o", trace, "--", program, "signals"])
+    // Then the program's handlers ran, and it ended as it would untraced, with all its blocks
+    #expect(result.status == 3, "\(result.stderr)")
+    #expect(result.stdout == "handled 4\n")
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    #expect(stats.category(named: "Malloc 112 Bytes")?.totalCount == 200)
+  }
+
+  @Test func aProgramThatStopsStopsRecordAndRecordContinuesIt() throws {
+    // Given a program that stops itself under record, which waited for it for ever (an
+    // interactive shell never got its terminal back): record must stop too, and when it is
+    // continued, continue the program
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("supervised", in: dir)
+    let trace = dir.appendingPathComponent("t.trace").path
+    let script = """
+      "$0" record -o "$1" -- "$2" stop & record=$!
+      for i in $(seq 200); do
+        grep -q '^State:.*T' /proc/$record/status && break
+        sleep 0.05
+      done
+      grep -q '^State:.*T' /proc/$record/status && echo "record stopped" || kill -9 $record
+      kill -CONT $record
+      wait $record
+      """
+    let result = try Harness.run("/bin/bash", ["-c", script, Harness.heapline, trace, program])
+    #expect(result.status == 4, "\(result.stderr)")
+    #expect(result.stdout == "stopping\nrecord stopped\nresumed\n")
+  }
+
+  @Test func recordsNoticesOnAClosedPipeLeaveTheProgramsStatus() throws {
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("supervised", in: dir)
+    let trace = dir.appendingPathComponent("t.trace").path
+    // Given record's stderr a pipe whose reader has gone, and a program that exits with 64
+    let result = try Harness.run(
+      "/bin/bash",
+      [
+        "-c", "\"$0\" record -o \"$1\" -- \"$2\" 2>&1 >/dev/null | true; echo ${PIPESTATUS[0]}",
+        Harness.heapline, trace, program,
+      ])
+    // Then record's status is the program's, not 141 (SIGPIPE) from writing its notice
+    #expect(result.stdout == "64\n")
   }
 }

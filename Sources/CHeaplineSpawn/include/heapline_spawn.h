@@ -17,9 +17,10 @@ extern "C" {
 /// process had before `hl_spawn_forward_signals`; it is killed (SIGKILL) if this thread dies
 /// first, so it never lives on as an orphan.
 ///
-/// Call `hl_spawn_forward_signals` first: SIGINT, SIGTERM, SIGHUP and SIGQUIT that a process
-/// sends to this one are then passed on to the program. Those that the terminal sends go to
-/// the program's process group, the program included, and are not passed on again.
+/// Call `hl_spawn_forward_signals` first: every signal that a process sends to this one and
+/// that would end it (SIGINT, SIGTERM, SIGUSR1, the realtime ones...), and SIGTSTP, are then
+/// passed on to the program. Those that the terminal sends go to the program's process group,
+/// the program included, and are not passed on again.
 pid_t hl_spawn(const char *path, char *const argv[], char *const envp[], const int *deliver,
                int delivered, int *exec_failed);
 
@@ -38,12 +39,17 @@ void hl_spawn_restore_signals(void);
 /// that `hl_spawn` starts gets the disposition this process had before.
 void hl_spawn_ignore_file_size_signal(void);
 
+/// Ignores SIGPIPE in this process, so that a notice written to a closed pipe fails rather than
+/// ending `record` with SIGPIPE in place of the program's status. A program that `hl_spawn`
+/// starts gets the disposition this process had before.
+void hl_spawn_ignore_pipe_signal(void);
+
 /// Raises this process's soft limit on descriptors to `floor` (or to the hard limit, when that
 /// is lower) if it is below: the commands need a few of their own, and Foundation's `Process`
 /// traps when it finds none. A program that `hl_spawn` starts gets the limit this process had.
 void hl_spawn_raise_file_limit(unsigned long floor);
 /// Waits for `pid` (retrying when a signal interrupts) and returns its raw wait status, or
-/// -errno.
+/// -errno. While the program is stopped, this process stops too, and continues it after.
 int hl_spawn_wait(pid_t pid);
 
 #ifdef __cplusplus
