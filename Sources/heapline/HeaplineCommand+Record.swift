@@ -180,6 +180,7 @@ extension HeaplineCommand {
           try finish(program: program, name: name, trace: last, status: status)
         }
       }
+      try destination.checkNotReplaced(execed: shared.execTraces != nil)
       try TraceRecovery.finish(trace: path, shared: shared, status: status)
       try checkNotCutShort(path)
       if symbols, destination.wasWritten {

@@ -16,6 +16,8 @@ struct TraceDestination {
   private let before: FileIdentity?
   /// What the trace replaces, for the notice after the run: "the trace", or "the file".
   private let replaced: String?
+  /// The file the shim writes, as it was made or found: the shim truncates it, keeping it.
+  private let identity: FileIdentity?
 
   /// Checks `path`. `protected` are the files the trace must not replace (the program, the
   /// preload library); `force` allows replacing a file that is not a trace.
@@ -28,11 +30,19 @@ struct TraceDestination {
       try Self.makeRoom(at: path, creating: true, after: 0)
       before = nil
       replaced = nil
+      identity = FileIdentity(path: path)
       return
     }
     guard existing.isRegularFile else {
       let kind = existing.type == UInt32(S_IFDIR) ? "a directory" : "not a regular file"
       throw RecordError("cannot write trace to '\(path)': it is \(kind)")
+    }
+    // `-o /dev/stdout` with the output in a file: the program writes there too, over the trace
+    for (fd, name) in [(1, "output"), (2, "error"), (0, "input")]
+    where FileIdentity(descriptor: Int32(fd)) == existing {
+      throw RecordError(
+        "refusing to write the trace to '\(path)': it is the standard \(name) that the program "
+          + "is given")
     }
     if existing.size == 0 {
       replaced = nil
@@ -46,6 +56,18 @@ struct TraceDestination {
     }
     try Self.makeRoom(at: path, creating: false, after: UInt64(existing.size))
     before = FileIdentity(path: path) ?? existing  // the trial moved its modification time
+    identity = existing
+  }
+
+  /// Throws when another file has taken the path during the run (another recording to the same
+  /// path renamed its own into place): the recorder must then neither append this run's last
+  /// events to it nor say that the trace was written. A program that ran `exec` moves its trace
+  /// aside and starts a new file at the path (`execed`): then the path's file is this run's.
+  func checkNotReplaced(execed: Bool) throws {
+    guard !execed, let identity, let now = FileIdentity(path: path), now != identity else { return }
+    throw RecordError(
+      "'\(path)' was replaced during the run by another file (another recording to the same "
+        + "path?): this run's trace is lost, and that file is left as it is")
   }
 
   /// Opens `path` for writing (`creating` it, new) and tries the room its first chunks need
@@ -56,7 +78,12 @@ struct TraceDestination {
       ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
       : open(path, O_WRONLY | O_CLOEXEC)
     guard fd >= 0 else {
-      throw RecordError("cannot write trace to '\(path)': \(String(cString: strerror(errno)))")
+      var reason = String(cString: strerror(errno))
+      var link = stat()
+      if errno == EEXIST, lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
+        reason = "it is a symbolic link to a file that does not exist"
+      }
+      throw RecordError("cannot write trace to '\(path)': \(reason)")
     }
     let room = roomToWrite(fd, at: size)
     close(fd)

@@ -120,6 +120,49 @@ import Testing
     #expect(full.stdout.isEmpty && directory.stdout.isEmpty)
   }
 
+  @Test func recordRefusesTheFileThatIsTheProgramsStandardOutput() throws {
+    // Given `-o /dev/stdout` with the output going to a file, which the program writes too
+    let (dir, program, _) = try recorded()
+    let output = dir.appendingPathComponent("out.txt").path
+    let result = try Harness.run(
+      "/bin/sh",
+      [
+        "-c", "exec \"$0\" record -o /dev/stdout -- \"$1\" 1 8 0 0 > \"$2\"", Harness.heapline,
+        program, output,
+      ])
+    expectRefusal(
+      result, status: 125,
+      mentioning: "'/dev/stdout': it is the standard output that the program is given")
+    #expect(try contents(output).isEmpty)
+  }
+
+  @Test func aDanglingSymbolicLinkIsSaidToBeOne() throws {
+    let (dir, program, _) = try recorded()
+    let link = dir.appendingPathComponent("link.trace").path
+    try FileManager.default.createSymbolicLink(
+      atPath: link, withDestinationPath: dir.appendingPathComponent("nowhere.trace").path)
+    let result = try Harness.heapline(["record", "-o", link, "--", program, "1", "8", "0", "0"])
+    // It said "File exists", of a file that does not
+    expectRefusal(
+      result, status: 125, mentioning: "it is a symbolic link to a file that does not exist")
+  }
+
+  @Test func aTraceReplacedDuringTheRunIsNeitherAppendedToNorSaidWritten() throws {
+    // Given a program that puts another file at its trace's path, as a second recording to the
+    // same path does when it stores its symbols
+    let (dir, _, trace) = try recorded()
+    let other = dir.appendingPathComponent("other").path
+    let result = try Harness.heapline([
+      "record", "-o", trace, "--", "/bin/sh", "-c", "echo other > \"$0\"; mv \"$0\" \"$1\"", other,
+      trace,
+    ])
+    // Then record says that this run's trace is lost, and leaves that file alone
+    expectRefusal(
+      result, status: 125,
+      mentioning: "'\(trace)' was replaced during the run by another file (another recording")
+    #expect(try contents(trace) == Data("other\n".utf8))
+  }
+
   /// With SIGXFSZ ignored (a write past the limit fails with EFBIG, as a full disk fails with
   /// ENOSPC) and left as it was.
   @Test(arguments: ["trap '' XFSZ; ", ""])
