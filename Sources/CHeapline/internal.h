@@ -314,7 +314,7 @@ enum {
   HL_SHARED_NONE = 0, HL_SHARED_RECORDING = 1, HL_SHARED_FINISHED = 2, HL_SHARED_FAILED = 3,
   HL_SHARED_EXECED = 4
 };
-enum { HL_FLAG_REOPENED = 2, HL_FLAG_CATEGORIES_FULL = 4 };
+enum { HL_FLAG_REOPENED = 2, HL_FLAG_CATEGORIES_FULL = 4, HL_FLAG_PRIVATE_BUFFER = 8 };
 // foreign.c: the process's allocator, when it is not glibc's; the shim then steps aside.
 enum hl_allocator_kind { HL_ALLOC_UNKNOWN = 0, HL_ALLOC_GLIBC = 1, HL_ALLOC_FOREIGN = 2 };
 struct hl_foreign {

@@ -118,8 +118,12 @@ struct hl_buffer *hl_shared_new_buffer(void) {
   struct hl_buffer *b = map_piece(offset, hl_shared->slot_bytes, 1);
   if (b) atomic_store(&hl_shared->slots, index + 1);
   hl_spin_unlock(&hl_grow_lock);
-  // A file that cannot grow (a full /dev/shm) still leaves private memory.
-  return b ? b : hl_map(sizeof(struct hl_buffer));
+  // A file that cannot grow (a full /dev/shm, a file size limit) still leaves private memory,
+  // which `record` cannot read if the program dies: the header says there is such a buffer, so
+  // that a recovered trace says what it lacks rather than passing for whole.
+  if (b) return b;
+  atomic_fetch_or(&hl_shared->flags, HL_FLAG_PRIVATE_BUFFER);
+  return hl_map(sizeof(struct hl_buffer));
 }
 
 // Unmaps a buffer that hl_shared_new_buffer made, shared or private (a fork child drops them).

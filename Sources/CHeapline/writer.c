@@ -365,7 +365,9 @@ static void write_trailer(int reason) {
     put32(t + 36, 0xFFFFFFFFu);  // the exit status is the recorder's to know
     put64(t + 40, lost - hl_lost_earlier);
     hl_lost_earlier = lost;
-    put32(t + 48, atomic_load(&hl_shared->flags) | hl_categories_full());
+    // A private buffer is written here like any other: only a recovered trace lacks one
+    uint32_t flags = atomic_load(&hl_shared->flags) & ~(uint32_t)HL_FLAG_PRIVATE_BUFFER;
+    put32(t + 48, flags | hl_categories_full());
     uint64_t stack_bytes, frames_cut;
     hl_stacks_memory(&stack_bytes, &frames_cut);
     put32(t + 56, (uint32_t)stack_bytes);  // at most 64 MiB (stacks.c)

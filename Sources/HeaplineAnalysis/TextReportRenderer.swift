@@ -64,7 +64,8 @@ public struct TextReportRenderer: ReportRenderer {
     let mode = trace.isRecordedInProcess ? " (recorded in process)" : ""
     lines.append("  Process \(trace.pid)\(mode), \(TimeText.duration(trace.durationNanoseconds))")
     if let ending = trace.trailer?.unfinishedEnding {
-      lines.append("  Trace complete, \(ending)")
+      let whole = trace.trailer?.flags.contains(.buffersLost) == true ? "INCOMPLETE" : "complete"
+      lines.append("  Trace \(whole), \(ending)")
     } else if trace.isComplete, trace.endReason == .writeFailed {
       // Whole as a file, but not as a record of the run ("Trace complete, a write failed…")
       lines.append(
@@ -89,6 +90,12 @@ public struct TextReportRenderer: ReportRenderer {
       lines.append(
         "  Stacks cut short: \(frames) did not fit in the stack table; their stacks end at"
           + " \"(frames lost: the stack table was full)\" under the last frame kept")
+    }
+    if trace.trailer?.flags.contains(.buffersLost) == true {
+      lines.append(
+        "  Events missing: some of the shim's buffers were outside the memory shared with"
+          + " heapline record (it could not grow), and the program ended before they were"
+          + " written: what they held is not in the figures, uncounted")
     }
     if trace.trailer?.flags.contains(.categoriesFull) == true {
       lines.append(

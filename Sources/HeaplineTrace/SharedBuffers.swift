@@ -113,7 +113,8 @@ package final class SharedBuffers {
     let committedOffset = le64(header, commit)
     var lost: UInt64 = 0
     for reason in 1..<4 { lost &+= le64(header, 104 + 8 * reason) }
-    let shimFlags = le32(header, 136) & 6  // the shim's own: reopened, categories full
+    // The shim's own (reopened, categories full) and whether a buffer was outside this memory
+    let shimFlags = le32(header, 136) & 14
 
     let file = open(path, O_RDWR | O_CLOEXEC)
     guard file >= 0 else {

@@ -78,10 +78,22 @@ extension TraceReader {
     }
     let lost = try lostEvents()
     if lost.total > 0 { notices.append("trace '\(path)': " + lost.sentence) }
+    if trailer?.flags.contains(.buffersLost) == true {
+      notices.append(Self.buffersLostNotice(path))
+    }
     if let ending = trailer?.unfinishedEnding {
       notices.append("trace '\(path)': " + ending)
     }
     return notices
+  }
+}
+
+extension TraceReader {
+  /// The notice of a trace whose trailer has ``TraceTrailer/Flags/buffersLost``.
+  public static func buffersLostNotice(_ path: String) -> String {
+    "trace '\(path)' is missing events, uncounted: some of the shim's buffers were in the "
+      + "program's own memory (the memory shared with heapline record could not grow: a file "
+      + "size limit, a full /dev/shm), and the program ended before the shim could write them"
   }
 }
 

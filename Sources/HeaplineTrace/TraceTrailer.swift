@@ -41,6 +41,12 @@ public struct TraceTrailer: Hashable, Sendable {
     /// type (32,768): objects of the classes first seen after that, and blocks of scopes or
     /// backing stores first named after it, count in their size classes.
     public static let categoriesFull = Flags(rawValue: 1 << 2)
+    /// Some of the shim's buffers were in the program's own memory, not in the memory that
+    /// `heapline record` shares with it (that could not grow: a file size limit, a full
+    /// `/dev/shm`), and the program ended before the shim could write them: what they held
+    /// since their last write is missing, uncounted. Set only in a trailer that the recorder
+    /// wrote.
+    public static let buffersLost = Flags(rawValue: 1 << 3)
   }
 
   /// The exit status that stands for "not known".

@@ -42,5 +42,8 @@ enum TraceRecovery {
       "the program ended (\(how)) before the shim could finish the trace: heapline wrote the "
         + "last \(recovery.chunks) buffer(s), \(recovery.allocs) allocation(s) and "
         + "\(recovery.frees) free(s), from shared memory")
+    if recovery.trailer.flags.contains(.buffersLost) {
+      CLIOutput.warning(TraceReader.buffersLostNotice(path))
+    }
   }
 }

@@ -69,6 +69,38 @@ import Testing
           + " --leaks-every or --leaks-signal scan while it runs\n"))
   }
 
+  @Test(arguments: ["kill", "exit"])
+  func aBufferOutsideTheSharedMemoryIsSaidMissingWhenTheProgramDies(mode: String) throws {
+    // Given a file size limit (1 MB) under which the memory shared with record cannot grow to
+    // its first buffer (2 MiB), so the shim keeps that buffer in the program's own memory
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("endings", in: dir)
+    let trace = dir.appendingPathComponent("limited.trace").path
+    let result = try Harness.run(
+      "/bin/sh",
+      [
+        "-c", "ulimit -f 1000; exec \"$0\" record --no-leaks -o \"$1\" -- \"$2\" \"$3\"",
+        Harness.heapline, trace, program, mode,
+      ])
+    let reader = try TraceReader(path: trace)
+    let missing = reader.trailer?.flags.contains(.buffersLost) == true
+    let stats = try Statistics(reader: reader)
+    if mode == "kill" {
+      // Then, killed, the program's blocks are gone with that memory, and the trace says so,
+      // where it passed for whole (0 lost events)
+      #expect(result.status == 128 + 9)
+      #expect(missing)
+      #expect(result.stderr.contains("is missing events, uncounted"))
+      let report = try Harness.heapline(["report", trace])
+      #expect(report.stdout.contains("  Trace INCOMPLETE, the process ended before the shim"))
+    } else {
+      // And a program that exits has them all written by the shim, with nothing said missing
+      #expect(result.status == 0)
+      #expect(!missing)
+      #expect(blocks(stats)?.totalCount == 5000)
+    }
+  }
+
   @Test func aNormalExitIsFinishedByTheShimItself() throws {
     let run = try record(["exit"])
     #expect(run.result.status == 0)
