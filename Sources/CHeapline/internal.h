@@ -479,6 +479,8 @@ void hl_modules_emit_if_changed(struct hl_buffer *b, int force);
 // sampler.c: the shim's own thread (RSS samples, periodic flush, Swift type names).
 void hl_sampler_start(void);
 void hl_sampler_stop(void);
+int hl_sampler_pause(void);   // stops the thread if it runs (1), for hl_sampler_resume after
+void hl_sampler_resume(void);
 void hl_sampler_wake(void);  // async-signal-safe: the shim's thread runs its polls now
 uint64_t hl_read_rss(void);
 void hl_rss_begin(struct hl_buffer *b);  // the recording's first sample, at time 0

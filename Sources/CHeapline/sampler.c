@@ -356,6 +356,17 @@ void hl_sampler_stop(void) {
   let_go_of_main_status();
 }
 
+// Around a call that a process of one thread only may make (userns.c): the recording goes on,
+// without samples meanwhile. No lock: the call succeeds only where no other thread of the
+// program runs, to start or end a recording meanwhile.
+int hl_sampler_pause(void) {
+  int running = hl_started && atomic_load(&hl_state) == HL_ON;
+  if (running) hl_sampler_stop();
+  return running;
+}
+
+void hl_sampler_resume(void) { hl_sampler_start(); }
+
 // In a fork child: the thread is not there, and the status held is the parent's.
 void hl_sampler_forget(void) {
   hl_started = 0;

@@ -106,6 +106,23 @@ import Testing
         + untraced.stdout.replacingOccurrences(of: "blocked 12\n", with: ""))
   }
 
+  @Test func aProgramCanMoveIntoAUserNamespaceAsUntraced() throws {
+    // Given a program that calls unshare(CLONE_NEWUSER), which the kernel refuses a process of
+    // more than one thread: the shim's thread made every traced program one (EINVAL)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("userns", in: dir)
+    let untraced = try Harness.run(program, [])
+    let trace = dir.appendingPathComponent("userns.trace").path
+    let traced = try Harness.heapline(["record", "-o", trace, "--", program])
+    // Then it gets what it gets untraced (where the kernel allows user namespaces: "unshare ok")
+    #expect(traced.status == 0)
+    #expect(traced.stdout == untraced.stdout)
+    // And the recording went on through it
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    #expect(stats.trace.isComplete)
+    #expect(stats.category(named: "Malloc 336 Bytes")?.totalCount == 100)
+  }
+
   @Test func theShimsThreadSleepsBetweenItsSamplesInsteadOfPollingEveryTenMilliseconds() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("endings", in: dir)

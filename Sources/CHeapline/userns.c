@@ -1,0 +1,37 @@
+// unshare and setns into a user namespace, which the kernel refuses a process of more than one
+// thread (EINVAL): the shim's own thread made every traced program one, and `unshare -U`,
+// bubblewrap and rootless containers failed under it. The thread is stopped for the call and
+// started again after it. A program with threads of its own fails as it would untraced.
+#include <errno.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+// The call, with the shim's thread stopped when `alone` asks for it. A joined thread is still
+// the process's for a moment after pthread_join returns (the kernel wakes the joiner before it
+// takes the thread out of the group), and the call fails meanwhile: tried again, 20 ms at most.
+static long without_shim_thread(long nr, long a, long b, int alone) {
+  int paused = alone && hl_sampler_pause();
+  long r = syscall(nr, a, b);
+  for (int i = 0; paused && r < 0 && errno == EINVAL && i < 20; i++) {
+    struct timespec pause = {0, 1000 * 1000};
+    nanosleep(&pause, NULL);
+    r = syscall(nr, a, b);
+  }
+  int saved_errno = errno;
+  if (paused) hl_sampler_resume();
+  errno = saved_errno;
+  return r;
+}
+
+int unshare(int flags) {
+  return (int)without_shim_thread(SYS_unshare, flags, 0, (flags & CLONE_NEWUSER) != 0);
+}
+
+// A type of 0 joins whatever namespace the descriptor names: a user namespace, perhaps.
+int setns(int fd, int type) {
+  return (int)without_shim_thread(SYS_setns, fd, type, type == 0 || (type & CLONE_NEWUSER));
+}
