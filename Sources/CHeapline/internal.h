@@ -315,6 +315,10 @@ enum {
   HL_SHARED_EXECED = 4
 };
 enum { HL_FLAG_REOPENED = 2, HL_FLAG_CATEGORIES_FULL = 4, HL_FLAG_PRIVATE_BUFFER = 8 };
+// seccomp.c: the filters the program installed through prctl.
+int hl_seccomp_kills_scan(void);    // one would kill the program for a call of the leak scan
+int hl_seccomp_filters_seen(void);  // how many it installed through prctl
+
 // foreign.c: the process's allocator, when it is not glibc's; the shim then steps aside.
 enum hl_allocator_kind { HL_ALLOC_UNKNOWN = 0, HL_ALLOC_GLIBC = 1, HL_ALLOC_FOREIGN = 2 };
 struct hl_foreign {

@@ -25,6 +25,7 @@
 
 #include "heapline.h"
 #include "leakscan.h"
+#include "tasks.h"
 
 enum { HL_TRIGGER_EXIT = 1, HL_TRIGGER_SIGNAL = 2, HL_TRIGGER_TIMER = 3, HL_TRIGGER_API = 4 };
 enum { HL_SCAN_UNTRACKED = 1, HL_SCAN_UNRESPONSIVE = 2, HL_SCAN_MODULES_CHANGED = 4 };
@@ -207,9 +208,33 @@ static int scan_once_aside(struct scan_call *c) {
   return c->err;
 }
 
+// The seccomp filters of the calling thread, or -1 when /proc cannot tell: their number
+// (Linux 5.9 on), or before that 1 for any. A filter that the program installed may kill it for
+// a system call of the scan (seccomp.c): the scan does not run when one that the shim saw
+// would, or when there is one it did not see. Filters the program was started under (a
+// container's, which refuse with an error) leave the scan to its fallbacks, as before.
+static int seccomp_filters(void) {
+  char text[4096];
+  if (hl_task_read((int32_t)getpid(), gettid_raw(), "status", text, sizeof text) <= 0) return -1;
+  const char *line = strstr(text, "\nSeccomp_filters:");
+  if (line) return atoi(line + 17);
+  line = strstr(text, "\nSeccomp:");
+  return line ? atoi(line + 9) == 2 : -1;
+}
+static int hl_filters_at_start = -1;
+
+static int a_filter_forbids_the_scan(void) {
+  if (hl_seccomp_kills_scan()) return 1;
+  if (hl_filters_at_start < 0) return 0;
+  return seccomp_filters() > hl_filters_at_start + hl_seccomp_filters_seen();
+}
+
 // Why a scan did not run, as `heapline leaks` also words it (LeakScanFailure.swift).
 static const char *scan_failure(int err) {
   switch (err) {
+  case EACCES:
+    return "the program installed a seccomp filter that would kill it for a system call of the"
+           " scan (or one the shim could not read)";
   case ETIMEDOUT: return "the program's threads could not be stopped in time";
   case EOVERFLOW: return "a block lies above 2^48, past what the scan can index";
   case EIO: return "the program's threads could not be listed (/proc/self/task)";
@@ -239,9 +264,9 @@ static int run_scan(int trigger, const uint64_t *regs, size_t nregs, uintptr_t s
     hl_scan_epoch = atomic_load(&hl_epoch);
     hl_scan_id = 0;
   }
-  struct hl_result r;
-  int err, changed = 0;
-  for (int attempt = 0;; attempt++) {
+  struct hl_result r = {0};
+  int err = a_filter_forbids_the_scan() ? EACCES : 0, changed = 0;
+  for (int attempt = 0; !err; attempt++) {
     memset(&r, 0, sizeof r);
     r.info.id = hl_scan_id + 1;
     r.info.trigger = (uint32_t)trigger;
@@ -353,6 +378,7 @@ __attribute__((constructor)) static void hl_leaks_constructor(void) {
   const char *sig = hl_option("HEAPLINE_LEAKS_SIGNAL");
   hl_install_handler(sig ? atoi(sig) : 0, on_leak_signal);
   hl_every_ns = hl_env_ms_as_ns("HEAPLINE_LEAKS_EVERY_MS");
+  hl_filters_at_start = seccomp_filters();
   const char *graph = hl_option("HEAPLINE_LEAKS_GRAPH");
   hl_keep_graph = graph && atoi(graph) > 0;
   hl_next_ns = hl_every_ns;

@@ -22,6 +22,9 @@ public struct LeakScanFailure: Hashable, Sendable {
     case 75: "a block lies above 2^48, past what the scan can index"
     case 5: "the program's threads could not be listed (/proc/self/task)"
     case 12: "no memory for the scan"
+    case 13:
+      "the program installed a seccomp filter that would kill it for a system call of the scan"
+        + " (or one the shim could not read)"
     default: "error \(errorNumber)"
     }
   }

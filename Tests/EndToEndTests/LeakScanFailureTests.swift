@@ -21,6 +21,29 @@ import Testing
     #expect(report.definitelyLost == LeakAmount(blocks: 5, bytes: 5010))
   }
 
+  @Test(arguments: ["kill", "kill-raw"])
+  func aSeccompFilterThatWouldKillTheProgramForTheScansCallsKeepsTheScanFromRunning(
+    mode: String
+  ) throws {
+    // Given a program whose seccomp filter kills it at a clone that makes no process, as the
+    // scan's helper is made: the scan at exit killed it (SIGSYS, 159). Installed with prctl,
+    // the shim reads the filter; with the system call, it only sees that there is one more
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("scanfails", in: dir)
+    let trace = dir.appendingPathComponent("kill.trace").path
+    let result = try Harness.heapline(["record", "-o", trace, "--", program, mode])
+    // Then the program ends as untraced, and the trace says why it holds no scan
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "done\n")
+    let reason =
+      "could not run: the program installed a seccomp filter that would kill it for a system"
+      + " call of the scan (or one the shim could not read)"
+    #expect(result.stderr.contains("heapline: leak scan \(reason)"), "\(result.stderr)")
+    let leaks = try Harness.heapline(["leaks", trace])
+    #expect(leaks.stderr.hasSuffix("the leak scan at exit \(reason)\n"), "\(leaks.stderr)")
+  }
+
   @Test func aTraceWhoseScanAtExitCouldNotRunSaysWhy() throws {
     // Given a program that takes every descriptor left before it returns from main: the scan
     // at exit could list no thread, and the trace held no scan without a word; `leaks` told the

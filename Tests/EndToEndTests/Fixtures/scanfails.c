@@ -7,6 +7,10 @@
 //                     "check=RESULT errno=ERRNO lost=BLOCKS/BYTES";
 //   scanfails fds     takes every descriptor left and returns from main: the scan at exit can
 //                     list no thread.
+//   scanfails kill    a seccomp filter, installed with prctl, kills the process at any clone
+//                     that makes no thread (as systemd's SystemCallFilter kills); main returns
+//                     and the program prints "done"
+//   scanfails kill-raw  the same filter, installed with the seccomp system call
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -26,21 +30,26 @@ struct heapline_leak_summary {
 extern int heapline_check_leaks(struct heapline_leak_summary *) __attribute__((weak));
 void *volatile sink;
 
-static int refuse_processes(void) {
+// Fails (`action` SECCOMP_RET_ERRNO | EAGAIN) or kills at every clone that makes no thread.
+static int refuse_processes(uint32_t action, int raw) {
   struct sock_filter filter[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3),
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
       BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0),
-      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAGAIN),
+      BPF_STMT(BPF_RET | BPF_K, action),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
   struct sock_fprog program = {sizeof filter / sizeof filter[0], filter};
-  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) return -1;
+  if (raw) return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program);
+  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program);
 }
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
-  if (strcmp(mode, "clone") == 0 && refuse_processes()) {
+  int killing = strcmp(mode, "kill") == 0 || strcmp(mode, "kill-raw") == 0;
+  if ((strcmp(mode, "clone") == 0 && refuse_processes(SECCOMP_RET_ERRNO | EAGAIN, 0)) ||
+      (killing && refuse_processes(SECCOMP_RET_KILL_PROCESS, strcmp(mode, "kill-raw") == 0))) {
     perror("seccomp");
     return 3;
   }
@@ -53,6 +62,8 @@ int main(int argc, char **argv) {
     int result = heapline_check_leaks(&summary);
     printf("check=%d errno=%d lost=%lu/%lu\n", result, errno,
            (unsigned long)summary.lost_blocks, (unsigned long)summary.lost_bytes);
+  } else if (killing) {
+    printf("done\n");
   } else {
     while (open("/dev/null", O_RDONLY) >= 0) {
     }

@@ -1,0 +1,200 @@
+// The seccomp filters that the program installs, and whether one would kill it for a system
+// call of the leak scan. The scan makes calls the program never makes (clone, ptrace,
+// process_vm_readv, reads of /proc), on the program's thread and in a helper that inherits its
+// filters; a filter that kills for one (systemd's SystemCallFilter, a sandbox's allowlist)
+// killed the program in the scan at exit, with SIGSYS. A filter that fails a call with an
+// error leaves the scan to its fallbacks.
+//
+// prctl is wrapped to keep a copy of each filter installed through it, to run against the
+// scan's calls. A filter installed another way (the seccomp system call, as libseccomp does)
+// is not seen: /proc counts it, and the scan does not run.
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+
+#include "internal.h"
+#include "tasks.h"
+
+// Room for the filters' instructions, in the library's own memory: once a filter is in place,
+// mapping more might be what it forbids.
+enum { HL_FILTER_ROOM = 8192, HL_FILTERS = 32 };
+static struct sock_filter hl_code[HL_FILTER_ROOM];
+static struct {
+  uint32_t start, length;
+} hl_filters[HL_FILTERS];
+static _Atomic int hl_filter_count, hl_filters_lost;
+static _Atomic int hl_filter_lock;
+
+// Runs `filter` as the kernel would on `data`: classic BPF over struct seccomp_data. Returns the
+// action; a program the kernel would not have taken (it checks them) is read as killing.
+static uint32_t run(const struct sock_filter *code, uint32_t length,
+                    const struct seccomp_data *data) {
+  uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {0};
+  for (uint32_t pc = 0; pc < length; pc++) {
+    const struct sock_filter *f = &code[pc];
+    uint32_t k = f->k, src = BPF_SRC(f->code) == BPF_X ? x : k;
+    switch (BPF_CLASS(f->code)) {
+    case BPF_LD:
+      if (BPF_MODE(f->code) == BPF_ABS && k % 4 == 0 && k + 4 <= sizeof *data)
+        memcpy(&a, (const char *)data + k, 4);
+      else if (BPF_MODE(f->code) == BPF_IMM) a = k;
+      else if (BPF_MODE(f->code) == BPF_MEM && k < BPF_MEMWORDS) a = mem[k];
+      else if (BPF_MODE(f->code) == BPF_LEN) a = sizeof *data;
+      else return SECCOMP_RET_KILL_PROCESS;
+      break;
+    case BPF_LDX:
+      if (BPF_MODE(f->code) == BPF_IMM) x = k;
+      else if (BPF_MODE(f->code) == BPF_MEM && k < BPF_MEMWORDS) x = mem[k];
+      else if (BPF_MODE(f->code) == BPF_LEN) x = sizeof *data;
+      else return SECCOMP_RET_KILL_PROCESS;
+      break;
+    case BPF_ST:
+    case BPF_STX:
+      if (k >= BPF_MEMWORDS) return SECCOMP_RET_KILL_PROCESS;
+      mem[k] = BPF_CLASS(f->code) == BPF_ST ? a : x;
+      break;
+    case BPF_ALU:
+      switch (BPF_OP(f->code)) {
+      case BPF_ADD: a += src; break;
+      case BPF_SUB: a -= src; break;
+      case BPF_MUL: a *= src; break;
+      case BPF_DIV: a = src ? a / src : 0; break;
+      case BPF_MOD: a = src ? a % src : 0; break;
+      case BPF_OR: a |= src; break;
+      case BPF_AND: a &= src; break;
+      case BPF_XOR: a ^= src; break;
+      case BPF_LSH: a = src < 32 ? a << src : 0; break;
+      case BPF_RSH: a = src < 32 ? a >> src : 0; break;
+      case BPF_NEG: a = -a; break;
+      default: return SECCOMP_RET_KILL_PROCESS;
+      }
+      break;
+    case BPF_JMP: {
+      uint32_t taken;
+      switch (BPF_OP(f->code)) {
+      case BPF_JA: pc += k; continue;
+      case BPF_JEQ: taken = a == src; break;
+      case BPF_JGT: taken = a > src; break;
+      case BPF_JGE: taken = a >= src; break;
+      case BPF_JSET: taken = (a & src) != 0; break;
+      default: return SECCOMP_RET_KILL_PROCESS;
+      }
+      pc += taken ? f->jt : f->jf;
+      break;
+    }
+    case BPF_RET: return BPF_RVAL(f->code) == BPF_A ? a : k;
+    case BPF_MISC:
+      if (BPF_MISCOP(f->code) == BPF_TAX) x = a;
+      else a = x;
+      break;
+    }
+  }
+  return SECCOMP_RET_KILL_PROCESS;
+}
+
+// The scan's calls that a filter might tell apart by their first arguments.
+struct call {
+  int nr;
+  uint64_t a0, a1;
+};
+static const struct call hl_scan_calls[] = {
+    {SYS_clone, CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED, 0},
+    {SYS_ptrace, PTRACE_SEIZE, 0},
+    {SYS_ptrace, PTRACE_INTERRUPT, 0},
+    {SYS_ptrace, PTRACE_GETREGS, 0},
+    {SYS_ptrace, PTRACE_GETFPREGS, 0},
+    {SYS_ptrace, PTRACE_DETACH, 0},
+    {SYS_process_vm_readv, 0, 0},
+    {SYS_wait4, (uint64_t)-1, 0},
+    {SYS_rt_sigtimedwait, 0, 0},
+    {SYS_rt_sigaction, SIGCHLD, 0},
+    {SYS_rt_sigprocmask, SIG_SETMASK, 0},
+    {SYS_prctl, PR_SET_PDEATHSIG, SIGKILL},
+    {SYS_prctl, PR_SET_NAME, 0},
+    {SYS_prctl, PR_SET_PTRACER, 0},
+    {SYS_kill, 0, SIGKILL},
+    {SYS_tgkill, 0, 0},
+    {SYS_rt_tgsigqueueinfo, 0, 0},
+    {SYS_futex, 0, 0},
+    {SYS_nanosleep, 0, 0},
+    {SYS_getppid, 0, 0},
+    {SYS_gettid, 0, 0},
+    {SYS_openat, (uint64_t)AT_FDCWD, 0},
+    {SYS_read, 0, 0},
+    {SYS_pread64, 0, 0},
+    {SYS_close, 0, 0},
+    {SYS_getdents64, 0, 0},
+    {SYS_mmap, 0, 0},
+    {SYS_munmap, 0, 0},
+    {SYS_pwrite64, 0, 0},
+};
+
+// Whether an action ends the process, or hands the call to a handler or a supervisor that the
+// scan knows nothing of. An error (or a tracer's ENOSYS, when none is attached) is no harm.
+static int harmful(uint32_t action) {
+  switch (action & SECCOMP_RET_ACTION_FULL) {
+  case SECCOMP_RET_ERRNO:
+  case SECCOMP_RET_TRACE:
+  case SECCOMP_RET_LOG:
+  case SECCOMP_RET_ALLOW: return 0;
+  default: return 1;
+  }
+}
+
+int hl_seccomp_kills_scan(void) {
+  if (atomic_load(&hl_filters_lost)) return 1;
+  int count = atomic_load(&hl_filter_count);
+  for (int i = 0; i < count; i++)
+    for (size_t c = 0; c < sizeof hl_scan_calls / sizeof hl_scan_calls[0]; c++) {
+      struct seccomp_data data = {.nr = hl_scan_calls[c].nr, .arch = AUDIT_ARCH_X86_64,
+                                  .args = {hl_scan_calls[c].a0, hl_scan_calls[c].a1}};
+      if (harmful(run(&hl_code[hl_filters[i].start], hl_filters[i].length, &data))) return 1;
+    }
+  return 0;
+}
+
+int hl_seccomp_filters_seen(void) { return atomic_load(&hl_filter_count); }
+
+// Keeps a copy of `program` once the kernel has taken it.
+static void keep(const struct sock_fprog *program, long installed) {
+  if (installed != 0) return;
+  hl_spin_lock(&hl_filter_lock);
+  int count = atomic_load(&hl_filter_count);
+  uint32_t start = count ? hl_filters[count - 1].start + hl_filters[count - 1].length : 0;
+  if (count < HL_FILTERS && program->len <= HL_FILTER_ROOM - start) {
+    memcpy(&hl_code[start], program->filter, program->len * sizeof *program->filter);
+    hl_filters[count].start = start;
+    hl_filters[count].length = program->len;
+    atomic_store(&hl_filter_count, count + 1);
+  } else {
+    atomic_store(&hl_filters_lost, 1);  // no room: the scan cannot tell, so it does not run
+  }
+  hl_spin_unlock(&hl_filter_lock);
+}
+
+// glibc's prctl is the system call itself, with five arguments whatever the option.
+int prctl(int option, ...) {
+  va_list ap;
+  va_start(ap, option);
+  unsigned long a[4];
+  for (int i = 0; i < 4; i++) a[i] = va_arg(ap, unsigned long);
+  va_end(ap);
+  long r = hl_raw6(SYS_prctl, option, (long)a[0], (long)a[1], (long)a[2], (long)a[3], 0);
+  if (option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER && a[1])
+    keep((const struct sock_fprog *)a[1], r);
+  if (r < 0 && r > -4096) {
+    errno = (int)-r;
+    return -1;
+  }
+  return (int)r;
+}
