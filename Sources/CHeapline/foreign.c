@@ -117,7 +117,9 @@ static int resolve(void) {
   const struct link_map *self = _r_debug.r_map;
   while (self && self->l_ld != _DYNAMIC) self = self->l_next;
   for (const struct link_map *m = self ? self->l_next : NULL; m; m = m->l_next) {
-    if (!m->l_name || !symbol(m, "malloc")) continue;
+    // Another copy of the shim (the preload library, after a program that links the module) is
+    // glibc's allocator too: control.c settles which copy records
+    if (!m->l_name || !symbol(m, "malloc") || symbol(m, "heapline_start")) continue;
     return !is_glibc(base_name(m->l_name)) && take(m) ? HL_ALLOC_FOREIGN : HL_ALLOC_GLIBC;
   }
   return HL_ALLOC_GLIBC;
