@@ -173,6 +173,33 @@ static void note_foreign_malloc(const char *library) {
 #endif
 }
 
+// The recording ends in an exit handler that runs after every library's destructors: exit runs
+// its handlers last registered first, and libc registers the loader's pass over the
+// destructors when it starts the program, after the preload library's constructor registered
+// this one. Ended in the preload library's own destructor, which the loader runs before those
+// of the libraries that the program links, the recording missed what their destructors
+// allocated and freed, and the scan at exit missed what they leaked (memcheck found it).
+static _Atomic int hl_ends_after_destructors, hl_in_exit_handler;
+extern int __cxa_atexit(void (*)(void *), void *, void *);
+
+static void finish_at_exit(void) {
+  // A thread with a cancel pending may call exit: the scan's and the end's cancellation points
+  // are the shim's, and the thread was cancelled in the scan, so the process went on.
+  int held = hl_cancel_hold();
+  hl_rotate_stop();  // the exit's scan goes in the last file
+  hl_leaks_at_exit();  // with the recording still on (HEAPLINE_LEAKS_AT_EXIT)
+  hl_tls.guard++;
+  hl_end(HL_END_EXIT);
+  hl_tls.guard--;
+  hl_cancel_release(held);
+}
+
+static void hl_exit_handler(void *unused) {
+  (void)unused;
+  atomic_store(&hl_in_exit_handler, 1);
+  if (atomic_load(&hl_state) == HL_ON) finish_at_exit();
+}
+
 __attribute__((constructor)) static void hl_constructor(void) {
   if (hl_foreign_allocator()) {  // a library's allocator comes before glibc's: see foreign.c
     atomic_store(&hl_state, HL_OFF);
@@ -190,23 +217,22 @@ __attribute__((constructor)) static void hl_constructor(void) {
   if (atomic_load(&hl_state) != HL_ON) return;
   hl_tls.guard++;
   hl_swift_init();  // dlsym, so not before constructors run
+#ifdef HL_PRELOAD
+  // No library handle: a handler of the library's own would run in its destructor pass
+  if (__cxa_atexit(hl_exit_handler, NULL, NULL) == 0) atomic_store(&hl_ends_after_destructors, 1);
+#endif
   hl_marks_install();
   hl_pressure_install();  // the warning signal, PSI, --warn-at and --memory-limit
   hl_sampler_start();
   hl_tls.guard--;
 }
 
+// Ends the recording when no exit handler will (a library linked into the program), or when
+// the handler has run already.
 __attribute__((destructor)) static void hl_destructor(void) {
   if (atomic_load(&hl_state) != HL_ON) return;
-  // A thread with a cancel pending may call exit: the scan's and the end's cancellation points
-  // are the shim's, and the thread was cancelled in the scan, so the process went on.
-  int held = hl_cancel_hold();
-  hl_rotate_stop();  // the exit's scan goes in the last file
-  hl_leaks_at_exit();  // with the recording still on (HEAPLINE_LEAKS_AT_EXIT)
-  hl_tls.guard++;
-  hl_end(HL_END_EXIT);
-  hl_tls.guard--;
-  hl_cancel_release(held);
+  if (atomic_load(&hl_ends_after_destructors) && !atomic_load(&hl_in_exit_handler)) return;
+  finish_at_exit();
 }
 
 int heapline_start(const char *path, unsigned depth) {

@@ -321,10 +321,9 @@ __attribute__((noinline)) int heapline_check_leaks(struct heapline_leak_summary 
   return run_scan(HL_TRIGGER_API, regs, 6, (uintptr_t)regs, summary);
 }
 
-// The preload library's destructor calls this. An atexit handler would run after it: the loader
-// registers its destructor pass with atexit after preloaded libraries' constructors have run.
-// So the scan sees the program after its own destructors, as valgrind does, and its stack from
-// here up: exit's frames, not main's, which has returned.
+// The exit handler that ends the recording calls this (control.c), after the destructors of the
+// program and of every library: so the scan sees the program as valgrind does, and its stack
+// from here up: exit's frames, not main's, which has returned.
 //
 // The exiting thread's stack is a root only from the frame that called exit() up, with that
 // frame's registers (exitframes.c): below it lie exit's frames and the destructors', their unused

@@ -215,17 +215,7 @@ import Testing
     // Given an allocator in a shared library that also defines glibc's __libc_ entry points, as
     // tcmalloc and mimalloc do, and aborts on a block not its own: linked in, or preloaded
     let dir = try Harness.temporaryDirectory()
-    let library = dir.appendingPathComponent("libtoyalloc.so").path
-    let built = try Harness.run(
-      "/usr/bin/env",
-      [
-        "cc", "-g", "-shared", "-fPIC", "-o", library,
-        Harness.fixtures.appendingPathComponent("toyalloc.c").path,
-      ])
-    try #require(built.status == 0, "\(built.stderr)")
-    let program = try Harness.fixture(
-      "toyuser", in: dir,
-      flags: ["-Wl,--no-as-needed", "-L", dir.path, "-ltoyalloc", "-Wl,-rpath," + dir.path])
+    let (program, library) = try Harness.fixture("toyuser", linking: "toyalloc", in: dir)
     let environment = preloaded ? ["LD_PRELOAD": library] : [:]
     let untraced = try Harness.run(program, [], environment: environment)
     #expect(untraced.stdout == "served 1003, usable 100000\n")

@@ -41,6 +41,29 @@ enum Harness {
     return output
   }
 
+  /// Compiles Fixtures/NAME.c with debug info into the shared library `libNAME.so` in
+  /// `directory`, and Fixtures/PROGRAM.c into a program linked with it (found through its
+  /// rpath); returns the program's and the library's paths.
+  static func fixture(
+    _ program: String, linking name: String, in directory: URL
+  ) throws -> (program: String, library: String) {
+    let library = directory.appendingPathComponent("lib\(name).so").path
+    let built = try run(
+      "/usr/bin/env",
+      [
+        "cc", "-g", "-shared", "-fPIC", "-o", library,
+        fixtures.appendingPathComponent("\(name).c").path,
+      ])
+    guard built.status == 0 else { throw HarnessError("cc failed: \(built.stderr)") }
+    let linked = try fixture(
+      program, in: directory,
+      flags: [
+        "-Wl,--no-as-needed", "-L", directory.path, "-l\(name)",
+        "-Wl,-rpath," + directory.path,
+      ])
+    return (linked, library)
+  }
+
   /// Runs `heapline` with `arguments`.
   static func heapline(
     _ arguments: [String], stdin: String = "", environment: [String: String] = [:],

@@ -75,6 +75,25 @@ import Testing
     #expect(report.possiblyLost == LeakAmount(blocks: 1, bytes: 110))
   }
 
+  @Test func whatALibrarysDestructorDoesAtExitIsRecordedAndScanned() throws {
+    // Given a program linking a library whose destructor, which the loader runs after the
+    // preload library's, frees a block of 222 bytes and drops one of 111 that it makes
+    let dir = try Harness.temporaryDirectory()
+    let (program, _) = try Harness.fixture("dtorhost", linking: "dtorlib", in: dir)
+    let trace = dir.appendingPathComponent("dtor.trace").path
+    let result = try Harness.heapline(["record", "-o", trace, "--", program])
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "ok\n")
+    // Then both are in the trace (the recording ended before them), and the dropped block is
+    // definitely lost, as memcheck finds it
+    let stats = try Statistics(reader: TraceReader(path: trace))
+    #expect(stats.category(named: "Malloc 224 Bytes")?.totalCount == 1)
+    #expect(stats.category(named: "Malloc 224 Bytes")?.persistentCount == 0)
+    #expect(stats.category(named: "Malloc 112 Bytes")?.persistentCount == 1)
+    let report = try LeakReport.read(path: trace, symbolizer: nil)
+    #expect(report.definitelyLost == LeakAmount(blocks: 1, bytes: 111))
+  }
+
   @Test func aCopyOfThePreloadLibraryByAnotherNameScansTheSameRootsAndFindsTheSame() throws {
     // Given two copies of the preload library whose paths are the same length (so that the
     // program's environment is too), one by its own name and one by another, each named by
