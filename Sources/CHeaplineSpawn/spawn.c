@@ -168,8 +168,10 @@ pid_t hl_spawn(const char *path, char *const argv[], char *const envp[], const i
   return pid;
 }
 
-// Whether `pid` is stopped now: a stop that waitpid reports may be over already (^Z stops the
-// whole group, and `fg` continues it, this process too, before it reads the report).
+// Whether `pid` is stopped now by a signal: a stop that waitpid reports may be over already (^Z
+// stops the whole group, and `fg` continues it, this process too, before it reads the report).
+// A debugger's stop ('t') is the debugger's business: this process stopping with it would leave
+// the shell's job stopped after the debugger let the program go.
 static int still_stopped(pid_t pid) {
   char path[64], stat[512];
   snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -180,7 +182,7 @@ static int still_stopped(pid_t pid) {
   if (n <= 0) return 1;
   stat[n] = 0;
   const char *end = strrchr(stat, ')');  // the name may hold anything, ")" included
-  return end && (end[2] == 'T' || end[2] == 't');
+  return end && end[2] == 'T';
 }
 
 // A program that stops (SIGTSTP from `kill`, a raise of SIGSTOP, a read from the terminal in
