@@ -71,7 +71,10 @@ public struct TextReportRenderer: ReportRenderer {
       lines.append(
         "  Trace INCOMPLETE: writing it failed, so what the program did after that is missing")
     } else if trace.isComplete {
-      lines.append("  Trace complete" + (trace.endReason.map { ", \(Self.describe($0))" } ?? ""))
+      let status = trace.endReason == .exited ? trace.exitStatus.map { " with status \($0)" } : nil
+      lines.append(
+        "  Trace complete" + (trace.endReason.map { ", \(Self.describe($0))" } ?? "")
+          + (status ?? ""))
     } else if let cut = trace.cutShort {
       lines.append(
         "  Trace INCOMPLETE: cut short; \(cut.bytes) bytes of a partial chunk at offset"

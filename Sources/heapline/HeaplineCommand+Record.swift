@@ -183,6 +183,7 @@ extension HeaplineCommand {
       try destination.checkNotReplaced(execed: shared.execTraces != nil)
       try TraceRecovery.finish(trace: path, shared: shared, status: status)
       try checkNotCutShort(path)
+      if destination.wasWritten { TraceRecovery.noteExitStatus(of: path, status) }
       if symbols, destination.wasWritten {
         TraceSymbols.store(in: path, symbolizer: Symbolizer())
       }

@@ -23,6 +23,25 @@ enum TraceRecovery {
     }
   }
 
+  /// Writes the program's exit status into the trailer the shim wrote, which leaves it to the
+  /// recorder: the JSON report's `exit_status` was null for every program that exited. The
+  /// trailer keeps its size, so nothing after it moves.
+  static func noteExitStatus(of path: String, _ status: ChildProcess.Status) {
+    guard status.signal == 0, let reader = try? TraceReader(path: path),
+      var trailer = reader.trailer, var chunk = reader.trailerChunk,
+      trailer.exitStatus == TraceTrailer.unknownStatus, chunk.encoding == .raw
+    else { return }
+    trailer.exitStatus = UInt32(status.code)
+    let payload = trailer.encoded
+    guard payload.count == Int(chunk.storedLength) else { return }
+    chunk.seal(over: payload)
+    let fd = open(path, O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    let bytes = chunk.encoded + payload
+    _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, bytes.count, off_t(chunk.offset)) }
+  }
+
   static func finish(trace path: String, shared: SharedBuffers, status: ChildProcess.Status)
     throws
   {

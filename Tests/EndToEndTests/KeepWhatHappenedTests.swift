@@ -104,6 +104,10 @@ import Testing
   @Test func aNormalExitIsFinishedByTheShimItself() throws {
     let run = try record(["exit"])
     #expect(run.result.status == 0)
+    // With the exit status, which the shim leaves to the recorder (the JSON said null)
+    #expect(try TraceReader(path: run.trace.path).trailer?.exitStatus == 0)
+    let report = try Harness.heapline(["report", run.trace.path])
+    #expect(report.stdout.contains("\n  Trace complete, the process exited with status 0\n"))
     #expect(!run.result.stderr.contains("before the shim could finish"))
     #expect(run.stats.trace.endReason == .exited)
     #expect(blocks(run.stats)?.persistentCount == 5000)
