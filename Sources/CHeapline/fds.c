@@ -3,6 +3,7 @@
 // "every descriptor above 2" and opens files of its own never gets one the shim writes to.
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -99,3 +100,39 @@ int hl_fd_names(int fd, dev_t dev, ino_t ino) {
 
 int pipe(int fds[2]) { return park_pipe(fds, 0); }
 int pipe2(int fds[2], int flags) { return park_pipe(fds, flags); }
+
+// close_range and closefrom spare the trace's descriptor. A daemon that drops its privileges
+// (setuid, chroot) and then closes every descriptor left the shim unable to open the trace
+// again: the recording stopped, and what it held was lost. close() of that one number is not
+// spared: the shim opens the trace again by its path, as before.
+static int close_span(unsigned first, unsigned last, int flags) {
+  return (int)syscall(SYS_close_range, first, last, flags);
+}
+
+int close_range(unsigned first, unsigned last, int flags) {
+  int keep = flags & CLOSE_RANGE_CLOEXEC ? -1 : hl_writer_descriptor();
+  if (keep < 0 || (unsigned)keep < first || (unsigned)keep > last)
+    return close_span(first, last, flags);
+  int r = (unsigned)keep > first ? close_span(first, (unsigned)keep - 1, flags) : 0;
+  // The table is the process's own after the first span, when that asked for it
+  int rest = (unsigned)keep > first ? flags & ~CLOSE_RANGE_UNSHARE : flags;
+  if (r == 0 && (unsigned)keep < last) r = close_span((unsigned)keep + 1, last, rest);
+  if (r == 0 && (unsigned)keep == first && first == last && (flags & CLOSE_RANGE_UNSHARE))
+    r = close_span(first, first, CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC);
+  return r;
+}
+
+// glibc's closefrom falls back to closing what /proc/self/fd lists when close_range fails
+// (Linux before 5.9): so does this one, to the limit on descriptors.
+void closefrom(int lowest) {
+  unsigned first = lowest < 0 ? 0 : (unsigned)lowest;
+  int saved_errno = errno;
+  if (close_range(first, ~0U, 0) != 0) {
+    struct rlimit limit;
+    long top = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536 ? (long)limit.rlim_cur : 65536;
+    int keep = hl_writer_descriptor();
+    for (long fd = first; fd < top; fd++)
+      if (fd != keep) close((int)fd);
+  }
+  errno = saved_errno;
+}

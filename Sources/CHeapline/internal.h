@@ -398,6 +398,7 @@ void hl_counts_emit_carried(struct hl_buffer *b, uint64_t now);  // rotate.c, ev
 
 // fds.c: the shim's descriptors sit at the top of the program's range, close-on-exec.
 int hl_fd_park(int fd);
+int hl_writer_descriptor(void);  // writer.c: the trace's descriptor, or -1 (for close_range)
 int hl_unwind_pipe_intact(void);  // fds.c: may libunwind be called
 int hl_fd_names(int fd, dev_t dev, ino_t ino);  // `fd` is open on that file still
 

@@ -137,6 +137,11 @@ static int names_trace(int got, const struct stat *st) {
 // Whether `fd` is the trace's file still: a program may have put a file of its own on its number.
 static int is_trace(int fd) { return hl_fd_names(fd, hl_dev, hl_ino); }
 
+int hl_writer_descriptor(void) {
+  int fd = hl_fd;
+  return fd >= 0 && is_trace(fd) ? fd : -1;
+}
+
 static int check_descriptor(void) {
   if (is_trace(hl_fd)) return 0;
   // Not ours any more: whoever has that number now owns it, so it is never closed here.

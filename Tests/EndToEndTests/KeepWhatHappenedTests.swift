@@ -101,6 +101,17 @@ import Testing
     }
   }
 
+  @Test(.enabled(if: getuid() == 0, "it drops root's privileges"))
+  func aDaemonThatDropsItsPrivilegesAndClosesEveryDescriptorKeepsItsTrace() throws {
+    // Given a program that becomes nobody and then closes every descriptor with close_range:
+    // the shim could not open the trace again as nobody, and the recording stopped with what
+    // the program had made lost (record said the write failed, with 125)
+    let run = try record(["dropclose"])
+    #expect(run.result.status == 0, "\(run.result.stderr)")
+    #expect(run.stats.trace.isComplete)
+    #expect(blocks(run.stats)?.totalCount == 8000)
+  }
+
   @Test func aNormalExitIsFinishedByTheShimItself() throws {
     let run = try record(["exit"])
     #expect(run.result.status == 0)

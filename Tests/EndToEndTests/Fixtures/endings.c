@@ -25,6 +25,9 @@
 //   closeall FILE                     closes every descriptor above 1 (as daemons do), opens
 //                                     FILE, writes 20,000 lines to it while allocating 20,000
 //                                     blocks more (enough to fill the shim's buffers), exits
+//   dropclose                         run as root, becomes user and group 65534 (as a daemon
+//                                     drops its privileges), closes every descriptor above 2
+//                                     with close_range, then makes 3,000 more blocks and exits
 //   look                              prints the HEAPLINE_* and LD_PRELOAD variables it sees,
 //                                     and every descriptor above 2 with its number
 //   aligned                           also one aligned_alloc(24, 100), as glibc allows
@@ -44,6 +47,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -181,6 +185,12 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "daemon")) {
     if (daemon(1, 1) != 0) return 121;
     make_blocks(5000, 3000);  // the daemon's own: not traced, as no child is
+    return 0;
+  }
+  if (!strcmp(mode, "dropclose")) {
+    if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0) return 121;
+    if (close_range(3, ~0U, 0) != 0) return 122;
+    make_blocks(5000, 3000);
     return 0;
   }
   if (!strcmp(mode, "closeall") && argc > 2) {
