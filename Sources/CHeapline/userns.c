@@ -1,5 +1,7 @@
-// unshare and setns into a user namespace, which the kernel refuses a process of more than one
-// thread (EINVAL): the shim's own thread made every traced program one, and `unshare -U`,
+// unshare and setns calls that the kernel refuses a process of more than one thread (EINVAL):
+// a new user namespace, unsharing what threads share (CLONE_VM, CLONE_SIGHAND, CLONE_THREAD),
+// and joining a mount namespace (the filesystem root and directory must be the caller's
+// alone). The shim's own thread made every traced program one, and `unshare -U`, `nsenter -m`,
 // bubblewrap and rootless containers failed under it. The thread is stopped for the call and
 // started again after it. A program with threads of its own fails as it would untraced.
 #include <errno.h>
@@ -28,10 +30,13 @@ static long without_shim_thread(long nr, long a, long b, int alone) {
 }
 
 int unshare(int flags) {
-  return (int)without_shim_thread(SYS_unshare, flags, 0, (flags & CLONE_NEWUSER) != 0);
+  int alone = (flags & (CLONE_NEWUSER | CLONE_VM | CLONE_SIGHAND | CLONE_THREAD)) != 0;
+  return (int)without_shim_thread(SYS_unshare, flags, 0, alone);
 }
 
-// A type of 0 joins whatever namespace the descriptor names: a user namespace, perhaps.
+// A type of 0 joins whatever namespace the descriptor names; a namespace of a process (a pidfd)
+// may be several at once.
 int setns(int fd, int type) {
-  return (int)without_shim_thread(SYS_setns, fd, type, type == 0 || (type & CLONE_NEWUSER));
+  int alone = type == 0 || (type & (CLONE_NEWUSER | CLONE_NEWNS)) != 0;
+  return (int)without_shim_thread(SYS_setns, fd, type, alone);
 }
