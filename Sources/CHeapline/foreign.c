@@ -13,7 +13,6 @@
 // debugger's list of them, with no lock and no allocation.
 #include <link.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -31,19 +30,44 @@ static int defines(const ElfW(Sym) *s, const char *strtab, const char *name) {
          ELF64_ST_BIND(s->st_info) != STB_LOCAL && strcmp(strtab + s->st_name, name) == 0;
 }
 
-// The address of the function `name` that object `m` defines, or NULL.
+// Whether a program's reference to the symbol (malloc@GLIBC_2.2.5, aligned_alloc@GLIBC_2.16: a
+// program built against glibc names glibc's versions) binds to definition `i`: one with no
+// version, or a glibc version as the default. A library that defines malloc only under a
+// version of its own is not the program's.
+static int program_binds(const ElfW(Half) *versym, const ElfW(Verdef) *verdef, const char *strtab,
+                         uint32_t i) {
+  if (!versym) return 1;
+  ElfW(Half) v = versym[i];
+  if (v & 0x8000) return 0;  // hidden: not the default version
+  if ((v & 0x7fff) <= 1) return (v & 0x7fff) == 1;  // 1: global, unversioned; 0: local
+  for (const ElfW(Verdef) *d = verdef; d; d = (const void *)((const char *)d + d->vd_next)) {
+    if (d->vd_ndx == (v & 0x7fff)) {
+      const ElfW(Verdaux) *aux = (const void *)((const char *)d + d->vd_aux);
+      return strncmp(strtab + aux->vda_name, "GLIBC_", 6) == 0;
+    }
+    if (!d->vd_next) break;
+  }
+  return 0;
+}
+
+// The address of the function `name` that object `m` defines for the program, or NULL.
 static void *symbol(const struct link_map *m, const char *name) {
   const ElfW(Sym) *symtab = NULL;
   const char *strtab = NULL;
   const uint32_t *gnu = NULL, *sysv = NULL;
+  const ElfW(Half) *versym = NULL;
+  const ElfW(Verdef) *verdef = NULL;
   for (const ElfW(Dyn) *d = m->l_ld; d && d->d_tag != DT_NULL; d++) {
     if (d->d_tag == DT_SYMTAB) symtab = dyn_address(m, d->d_un.d_ptr);
     else if (d->d_tag == DT_STRTAB) strtab = dyn_address(m, d->d_un.d_ptr);
     else if (d->d_tag == DT_GNU_HASH) gnu = dyn_address(m, d->d_un.d_ptr);
     else if (d->d_tag == DT_HASH) sysv = dyn_address(m, d->d_un.d_ptr);
+    else if (d->d_tag == DT_VERSYM) versym = dyn_address(m, d->d_un.d_ptr);
+    else if (d->d_tag == DT_VERDEF) verdef = dyn_address(m, d->d_un.d_ptr);
   }
   if (!symtab || !strtab) return NULL;
   const ElfW(Sym) *found = NULL;
+  uint32_t at = 0;
   if (gnu) {
     uint32_t buckets = gnu[0], offset = gnu[1], words = gnu[2], h = 5381;
     for (const unsigned char *c = (const unsigned char *)name; *c; c++) h = h * 33 + *c;
@@ -51,7 +75,7 @@ static void *symbol(const struct link_map *m, const char *name) {
     const uint32_t *chain = bucket + buckets;
     for (uint32_t i = bucket[h % buckets]; i >= offset && !found; i++) {
       uint32_t link = chain[i - offset];
-      if ((link | 1) == (h | 1) && defines(&symtab[i], strtab, name)) found = &symtab[i];
+      if ((link | 1) == (h | 1) && defines(&symtab[i], strtab, name)) found = &symtab[at = i];
       if (link & 1) break;
     }
   } else if (sysv) {
@@ -62,12 +86,12 @@ static void *symbol(const struct link_map *m, const char *name) {
     }
     const uint32_t *chain = &sysv[2 + buckets];
     for (uint32_t i = sysv[2 + h % buckets]; i != STN_UNDEF && !found; i = chain[i])
-      if (defines(&symtab[i], strtab, name)) found = &symtab[i];
+      if (defines(&symtab[i], strtab, name)) found = &symtab[at = i];
   }
-  if (!found) return NULL;
-  void *at = (void *)(m->l_addr + found->st_value);
-  if (ELF64_ST_TYPE(found->st_info) == STT_GNU_IFUNC) at = ((void *(*)(void))at)();
-  return at;
+  if (!found || !program_binds(versym, verdef, strtab, at)) return NULL;
+  void *address = (void *)(m->l_addr + found->st_value);
+  if (ELF64_ST_TYPE(found->st_info) == STT_GNU_IFUNC) address = ((void *(*)(void))address)();
+  return address;
 }
 
 static const char *base_name(const char *path) {
@@ -80,49 +104,43 @@ static int is_glibc(const char *name) {
   return !strncmp(name, "libc.so", 7) || !strncmp(name, "libc_malloc_debug.so", 20);
 }
 
-// Fallbacks for what an allocator does not define, from what it does.
-static void *aligned_by_posix(size_t alignment, size_t size) {
-  void *p = NULL;
-  return hl_foreign.posix_memalign(&p, alignment, size) == 0 ? p : NULL;
-}
-static void *page_aligned(size_t size) {
-  return hl_foreign.memalign((size_t)sysconf(_SC_PAGESIZE), size);
-}
-static void *pages_aligned(size_t size) {
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  return hl_foreign.memalign(page, (size + page - 1) & ~(page - 1));
-}
+// Another copy of the shim (the preload library, after a program that links the module) is
+// glibc's allocator too: control.c settles which copy records.
+static int is_shim(const struct link_map *m) { return symbol(m, "heapline_start") != NULL; }
 
-// Fills hl_foreign from `m`; 0 when it lacks what the others cannot make up.
-static int take(const struct link_map *m) {
-  struct hl_foreign f = {
-      .malloc = symbol(m, "malloc"), .free = symbol(m, "free"), .calloc = symbol(m, "calloc"),
-      .realloc = symbol(m, "realloc"), .memalign = symbol(m, "memalign"),
-      .aligned_alloc = symbol(m, "aligned_alloc"), .posix_memalign = symbol(m, "posix_memalign"),
-      .valloc = symbol(m, "valloc"), .pvalloc = symbol(m, "pvalloc")};
-  if (!f.malloc || !f.free || !f.calloc || !f.realloc) return 0;
-  if (!f.memalign) f.memalign = f.posix_memalign ? aligned_by_posix : f.aligned_alloc;
-  if (!f.memalign) return 0;
-  if (!f.aligned_alloc) f.aligned_alloc = f.memalign;
-  if (!f.valloc) f.valloc = page_aligned;
-  if (!f.pvalloc) f.pvalloc = pages_aligned;
-  const char *name = base_name(m->l_name);
-  size_t n = strlen(name) < sizeof f.name - 1 ? strlen(name) : sizeof f.name - 1;
-  memcpy(f.name, name, n);
-  hl_foreign = f;  // posix_memalign may stay NULL: hooks.c makes it up from memalign
-  return 1;
+// What the program's call of `name` would reach untraced: the first object after the shim, in
+// the order the dynamic linker looks, that defines it (glibc's, for what an allocator leaves
+// out: untraced, its memalign went there too).
+static void *first_definition(const struct link_map *after, const char *name) {
+  for (const struct link_map *m = after; m; m = m->l_next) {
+    void *address = m->l_name && !is_shim(m) ? symbol(m, name) : NULL;
+    if (address) return address;
+  }
+  return NULL;
 }
 
 static int resolve(void) {
   const struct link_map *self = _r_debug.r_map;
   while (self && self->l_ld != _DYNAMIC) self = self->l_next;
-  for (const struct link_map *m = self ? self->l_next : NULL; m; m = m->l_next) {
-    // Another copy of the shim (the preload library, after a program that links the module) is
-    // glibc's allocator too: control.c settles which copy records
-    if (!m->l_name || !symbol(m, "malloc") || symbol(m, "heapline_start")) continue;
-    return !is_glibc(base_name(m->l_name)) && take(m) ? HL_ALLOC_FOREIGN : HL_ALLOC_GLIBC;
-  }
-  return HL_ALLOC_GLIBC;
+  const struct link_map *after = self ? self->l_next : NULL, *owner = NULL;
+  for (const struct link_map *m = after; m && !owner; m = m->l_next)
+    if (m->l_name && !is_shim(m) && symbol(m, "malloc")) owner = m;
+  if (!owner || is_glibc(base_name(owner->l_name))) return HL_ALLOC_GLIBC;
+  struct hl_foreign f = {
+      .malloc = first_definition(after, "malloc"), .free = first_definition(after, "free"),
+      .calloc = first_definition(after, "calloc"), .realloc = first_definition(after, "realloc"),
+      .memalign = first_definition(after, "memalign"),
+      .aligned_alloc = first_definition(after, "aligned_alloc"),
+      .posix_memalign = first_definition(after, "posix_memalign"),
+      .valloc = first_definition(after, "valloc"), .pvalloc = first_definition(after, "pvalloc")};
+  if (!f.malloc || !f.free || !f.calloc || !f.realloc || !f.memalign || !f.aligned_alloc ||
+      !f.valloc || !f.pvalloc)
+    return HL_ALLOC_GLIBC;  // not even glibc's: nothing to pass them on to
+  const char *name = base_name(owner->l_name);
+  size_t n = strlen(name) < sizeof f.name - 1 ? strlen(name) : sizeof f.name - 1;
+  memcpy(f.name, name, n);
+  hl_foreign = f;
+  return HL_ALLOC_FOREIGN;
 }
 
 int hl_foreign_allocator_slow(void) {

@@ -233,4 +233,20 @@ import Testing
         + "trace was written\n")
     #expect(!FileManager.default.fileExists(atPath: trace))
   }
+
+  @Test func anAllocatorWithoutTheAlignedCallsIsStillTheProgramsAndTheRestGoToGlibc() throws {
+    // Given an allocator that defines malloc, free, calloc, realloc and malloc_usable_size only:
+    // the shim took glibc for the program's allocator, and served its calls from glibc's heap
+    let dir = try Harness.temporaryDirectory()
+    let (program, _) = try Harness.fixture(
+      "toyuser", linking: "toyalloc", in: dir, libraryFlags: ["-DTOY_PARTIAL"])
+    let untraced = try Harness.run(program, ["unaligned"])
+    #expect(untraced.stdout == "served 1002, usable 100000\n")
+    // Then the program allocates with it as untraced, and record says so
+    let trace = dir.appendingPathComponent("toy.trace").path
+    let traced = try Harness.heapline(["record", "-o", trace, "--", program, "unaligned"])
+    #expect(traced.status == 0)
+    #expect(traced.stdout == untraced.stdout)
+    #expect(traced.stderr.contains("allocates with libtoyalloc.so, not glibc's malloc"))
+  }
 }

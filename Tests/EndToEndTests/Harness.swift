@@ -45,7 +45,7 @@ enum Harness {
   /// `directory`, and Fixtures/PROGRAM.c into a program linked with it (found through its
   /// rpath); returns the program's and the library's paths.
   static func fixture(
-    _ program: String, linking name: String, in directory: URL
+    _ program: String, linking name: String, in directory: URL, libraryFlags: [String] = []
   ) throws -> (program: String, library: String) {
     let library = directory.appendingPathComponent("lib\(name).so").path
     let built = try run(
@@ -53,7 +53,7 @@ enum Harness {
       [
         "cc", "-g", "-shared", "-fPIC", "-o", library,
         fixtures.appendingPathComponent("\(name).c").path,
-      ])
+      ] + libraryFlags)
     guard built.status == 0 else { throw HarnessError("cc failed: \(built.stderr)") }
     let linked = try fixture(
       program, in: directory,

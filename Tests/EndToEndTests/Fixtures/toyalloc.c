@@ -3,7 +3,9 @@
 // Blocks come from one mapping, one after another, each after a header with a mark and its
 // size; none is reused. A block that is not its own (glibc's), given to free, realloc or
 // malloc_usable_size, aborts the program, as such an allocator may crash.
-// Built as a shared library; toy_served() says how many blocks it has handed out.
+// Built as a shared library; toy_served() says how many blocks it has handed out. Built with
+// -DTOY_PARTIAL, it defines malloc, free, calloc, realloc and malloc_usable_size only, as some
+// allocators do: the program's other calls go to glibc's.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdatomic.h>
@@ -69,6 +71,8 @@ void *realloc(void *old, size_t size) {
   }
   return p;
 }
+size_t malloc_usable_size(void *p) { return p ? header_of(p)->size : 0; }
+#ifndef TOY_PARTIAL
 void *memalign(size_t alignment, size_t size) { return take(alignment, size); }
 void *aligned_alloc(size_t alignment, size_t size) { return take(alignment, size); }
 int posix_memalign(void **out, size_t alignment, size_t size) {
@@ -77,9 +81,9 @@ int posix_memalign(void **out, size_t alignment, size_t size) {
   *out = p;
   return 0;
 }
-size_t malloc_usable_size(void *p) { return p ? header_of(p)->size : 0; }
 void *__libc_malloc(size_t size) { return malloc(size); }
 void __libc_free(void *p) { free(p); }
 void *__libc_calloc(size_t n, size_t size) { return calloc(n, size); }
 void *__libc_realloc(void *old, size_t size) { return realloc(old, size); }
 void *__libc_memalign(size_t alignment, size_t size) { return memalign(alignment, size); }
+#endif
