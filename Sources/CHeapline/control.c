@@ -173,14 +173,16 @@ static void note_foreign_malloc(const char *library) {
 #endif
 }
 
-// The recording ends in an exit handler that runs after every library's destructors: exit runs
-// its handlers last registered first, and libc registers the loader's pass over the
-// destructors when it starts the program, after the preload library's constructor registered
-// this one. Ended in the preload library's own destructor, which the loader runs before those
-// of the libraries that the program links, the recording missed what their destructors
-// allocated and freed, and the scan at exit missed what they leaked (memcheck found it).
+// The recording ends in an exit handler that runs after every library's destructors and every
+// other exit handler: exit runs its handlers last registered first, and this one is registered
+// before any other. libc registers the loader's pass over the destructors when it starts the
+// program, after the libraries' constructors; a library's constructor that registers a handler
+// of its own (atexit, on_exit) registers this one first, through the wrappers below. Ended in
+// the preload library's own destructor, which the loader runs before those of the libraries
+// that the program links, the recording missed what their destructors allocated and freed, and
+// the scan at exit missed what they leaked (memcheck found it); and a handler that a library's
+// constructor registered ran after the recording had ended.
 static _Atomic int hl_ends_after_destructors, hl_in_exit_handler;
-extern int __cxa_atexit(void (*)(void *), void *, void *);
 
 static void finish_at_exit(void) {
   // A thread with a cancel pending may call exit: the scan's and the end's cancellation points
@@ -200,6 +202,43 @@ static void hl_exit_handler(void *unused) {
   if (atomic_load(&hl_state) == HL_ON) finish_at_exit();
 }
 
+#ifdef HL_PRELOAD
+typedef int (*hl_cxa_atexit_fn)(void (*)(void *), void *, void *);
+typedef int (*hl_on_exit_fn)(void (*)(int, void *), void *);
+
+// glibc's, looked up once (a C++ program registers a destructor for each static object).
+static hl_cxa_atexit_fn next_cxa_atexit(void) {
+  static _Atomic(hl_cxa_atexit_fn) next;
+  hl_cxa_atexit_fn f = atomic_load(&next);
+  if (!f) atomic_store(&next, f = (hl_cxa_atexit_fn)hl_next_definition("__cxa_atexit"));
+  return f;
+}
+
+// Once, when the process records: before the first handler registered through the wrappers,
+// or in the constructor when none came first.
+static void register_exit_handler_first(void) {
+  static _Atomic int tried;
+  if (atomic_load(&tried)) return;
+  if (atomic_load(&hl_state) == HL_UNINIT) hl_lazy_init();
+  if (atomic_load(&hl_state) != HL_ON || atomic_exchange(&tried, 1)) return;
+  // With no library's handle: a handler registered with this library's runs in its destructor
+  hl_cxa_atexit_fn next = next_cxa_atexit();
+  if (next && next(hl_exit_handler, NULL, NULL) == 0) atomic_store(&hl_ends_after_destructors, 1);
+}
+
+int __cxa_atexit(void (*handler)(void *), void *arg, void *library) {
+  register_exit_handler_first();
+  hl_cxa_atexit_fn next = next_cxa_atexit();
+  return next ? next(handler, arg, library) : -1;
+}
+
+int on_exit(void (*handler)(int, void *), void *arg) {
+  register_exit_handler_first();
+  hl_on_exit_fn next = (hl_on_exit_fn)hl_next_definition("on_exit");
+  return next ? next(handler, arg) : -1;
+}
+#endif
+
 __attribute__((constructor)) static void hl_constructor(void) {
   if (hl_foreign_allocator()) {  // a library's allocator comes before glibc's: see foreign.c
     atomic_store(&hl_state, HL_OFF);
@@ -218,8 +257,7 @@ __attribute__((constructor)) static void hl_constructor(void) {
   hl_tls.guard++;
   hl_swift_init();  // dlsym, so not before constructors run
 #ifdef HL_PRELOAD
-  // No library handle: a handler of the library's own would run in its destructor pass
-  if (__cxa_atexit(hl_exit_handler, NULL, NULL) == 0) atomic_store(&hl_ends_after_destructors, 1);
+  register_exit_handler_first();
 #endif
   hl_marks_install();
   hl_pressure_install();  // the warning signal, PSI, --warn-at and --memory-limit

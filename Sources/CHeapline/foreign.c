@@ -143,6 +143,12 @@ static int resolve(void) {
   return HL_ALLOC_FOREIGN;
 }
 
+void *hl_next_definition(const char *name) {
+  const struct link_map *self = _r_debug.r_map;
+  while (self && self->l_ld != _DYNAMIC) self = self->l_next;
+  return self ? first_definition(self->l_next, name) : NULL;
+}
+
 int hl_foreign_allocator_slow(void) {
   int kind = atomic_load_explicit(&hl_allocator, memory_order_acquire);
   if (kind == HL_ALLOC_UNKNOWN) {

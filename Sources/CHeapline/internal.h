@@ -336,6 +336,9 @@ struct hl_foreign {
 extern struct hl_foreign hl_foreign;
 extern _Atomic int hl_allocator;
 int hl_foreign_allocator_slow(void);
+// The function `name` that a call from this library would reach without it: the first
+// definition after it in the dynamic linker's order, found without a lock or an allocation.
+void *hl_next_definition(const char *name);
 // True when every call must go to hl_foreign: one load and a branch on glibc's usual path.
 static inline int hl_foreign_allocator(void) {
   return HL_UNLIKELY(atomic_load_explicit(&hl_allocator, memory_order_relaxed) != HL_ALLOC_GLIBC) &&
