@@ -306,6 +306,20 @@ int heapline_stop(void) {
   return err;
 }
 
+// Before the program installs a seccomp filter that would kill it for the shim's own calls
+// (seccomp.c): the trace ends there, whole, and says why.
+void hl_end_for_seccomp(void) {
+  hl_spin_lock(&hl_control_lock);
+  if (atomic_load(&hl_state) == HL_ON) {
+    hl_tls.guard++;
+    hl_log("the program installs a seccomp filter that forbids the shim's system calls: ",
+           "recording ended");
+    hl_end(HL_END_SECCOMP);
+    hl_tls.guard--;
+  }
+  hl_spin_unlock(&hl_control_lock);
+}
+
 int heapline_is_recording(void) { return atomic_load(&hl_state) == HL_ON; }
 
 void heapline_flush(void) {

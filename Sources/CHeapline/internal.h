@@ -70,7 +70,7 @@ enum { HL_TAG_BACKING_ALLOC = 0x20, HL_TAG_BACKING_FREE = 0x21, HL_TAG_WARNING =
 enum { HL_MARK_GENERATION = 1, HL_MARK_WARNING = 2 };
 enum { HL_CHUNK_EVENTS = 1, HL_CHUNK_TRAILER = 2 };
 enum { HL_END_EXIT = 0, HL_END_API = 1, HL_END_WRITE_FAILED = 2, HL_END_MEMORY_LIMIT = 3,
-       HL_END_EXEC = 5, HL_END_ROTATED = 6 };
+       HL_END_EXEC = 5, HL_END_ROTATED = 6, HL_END_SECCOMP = 7 };
 enum { HL_CAT_SWIFT_CLASS = 1, HL_CAT_CLOSURE = 2, HL_CAT_BOX = 3, HL_CAT_SCOPE = 4,
        HL_CAT_SWIFT_OTHER = 5, HL_CAT_BACKING = 6 };
 #define HL_REGISTERED_CATEGORY 0x400u  // above every size class, and a 2-byte varint
@@ -318,6 +318,7 @@ enum { HL_FLAG_REOPENED = 2, HL_FLAG_CATEGORIES_FULL = 4, HL_FLAG_PRIVATE_BUFFER
 // seccomp.c: the filters the program installed through prctl.
 int hl_seccomp_kills_scan(void);    // one would kill the program for a call of the leak scan
 int hl_seccomp_filters_seen(void);  // how many it installed through prctl
+void hl_end_for_seccomp(void);      // control.c: ends a recording that such a filter forbids
 
 // foreign.c: the process's allocator, when it is not glibc's; the shim then steps aside.
 enum hl_allocator_kind { HL_ALLOC_UNKNOWN = 0, HL_ALLOC_GLIBC = 1, HL_ALLOC_FOREIGN = 2 };

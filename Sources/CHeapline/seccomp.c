@@ -1,5 +1,6 @@
 // The seccomp filters that the program installs, and whether one would kill it for a system
-// call of the leak scan. The scan makes calls the program never makes (clone, ptrace,
+// call of the shim's: then a recording ends before the filter is in place, and a leak scan
+// does not run. The scan makes calls the program never makes (clone, ptrace,
 // process_vm_readv, reads of /proc), on the program's thread and in a helper that inherits its
 // filters; a filter that kills for one (systemd's SystemCallFilter, a sandbox's allowlist)
 // killed the program in the scan at exit, with SIGSYS. A filter that fails a call with an
@@ -18,6 +19,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -102,11 +104,28 @@ static uint32_t run(const struct sock_filter *code, uint32_t length,
   return SECCOMP_RET_KILL_PROCESS;
 }
 
-// The scan's calls that a filter might tell apart by their first arguments.
+// The system calls that the shim makes, with the first arguments a filter might tell apart
+// them by (strace of a recording and its scan at exit). Those of a recording, made on the
+// program's own threads as they allocate and free (their buffers, their stacks, the trace):
 struct call {
   int nr;
   uint64_t a0, a1;
 };
+static const struct call hl_recording_calls[] = {
+    {SYS_gettid, 0, 0},          {SYS_getpid, 0, 0},         {SYS_mmap, 0, 0},
+    {SYS_munmap, 0, 0},          {SYS_mprotect, 0, 0},       {SYS_madvise, 0, 0},
+    {SYS_mremap, 0, 0},          {SYS_ftruncate, 0, 0},      {SYS_openat, (uint64_t)AT_FDCWD, 0},
+    {SYS_read, 0, 0},            {SYS_pread64, 0, 0},        {SYS_pwrite64, 0, 0},
+    {SYS_write, 2, 0},           {SYS_close, 0, 0},          {SYS_newfstatat, 0, 0},
+    {SYS_fstat, 0, 0},           {SYS_fcntl, 0, F_DUPFD_CLOEXEC},
+    {SYS_fcntl, 0, F_SETFD},     {SYS_ioctl, 0, 0},          {SYS_prlimit64, 0, RLIMIT_NOFILE},
+    {SYS_futex, 0, 0},           {SYS_sched_yield, 0, 0},    {SYS_clock_gettime, 0, 0},
+    {SYS_clock_nanosleep, 0, 0}, {SYS_nanosleep, 0, 0},      {SYS_rt_sigprocmask, 0, 0},
+    {SYS_rt_sigaction, 0, 0},    {SYS_pipe2, 0, 0},          {SYS_mincore, 0, 0},
+    {SYS_readlink, 0, 0},        {SYS_getdents64, 0, 0},     {SYS_lseek, 0, 0},
+    {SYS_fchmod, 0, 0},
+};
+// and those of a leak scan besides, made on the scanning thread and in the helper it starts:
 static const struct call hl_scan_calls[] = {
     {SYS_clone, CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_UNTRACED, 0},
     {SYS_ptrace, PTRACE_SEIZE, 0},
@@ -118,25 +137,14 @@ static const struct call hl_scan_calls[] = {
     {SYS_wait4, (uint64_t)-1, 0},
     {SYS_rt_sigtimedwait, 0, 0},
     {SYS_rt_sigaction, SIGCHLD, 0},
-    {SYS_rt_sigprocmask, SIG_SETMASK, 0},
     {SYS_prctl, PR_SET_PDEATHSIG, SIGKILL},
     {SYS_prctl, PR_SET_NAME, 0},
     {SYS_prctl, PR_SET_PTRACER, 0},
     {SYS_kill, 0, SIGKILL},
     {SYS_tgkill, 0, 0},
     {SYS_rt_tgsigqueueinfo, 0, 0},
-    {SYS_futex, 0, 0},
-    {SYS_nanosleep, 0, 0},
     {SYS_getppid, 0, 0},
-    {SYS_gettid, 0, 0},
-    {SYS_openat, (uint64_t)AT_FDCWD, 0},
-    {SYS_read, 0, 0},
-    {SYS_pread64, 0, 0},
-    {SYS_close, 0, 0},
-    {SYS_getdents64, 0, 0},
-    {SYS_mmap, 0, 0},
-    {SYS_munmap, 0, 0},
-    {SYS_pwrite64, 0, 0},
+    {SYS_exit, 0, 0},
 };
 
 // Whether an action ends the process, or hands the call to a handler or a supervisor that the
@@ -151,15 +159,27 @@ static int harmful(uint32_t action) {
   }
 }
 
+// Whether the filter would kill (or trap) one of `calls`.
+static int harms(const struct sock_filter *code, uint32_t length, const struct call *calls,
+                 size_t count) {
+  for (size_t c = 0; c < count; c++) {
+    struct seccomp_data data = {.nr = calls[c].nr, .arch = AUDIT_ARCH_X86_64,
+                                .args = {calls[c].a0, calls[c].a1}};
+    if (harmful(run(code, length, &data))) return 1;
+  }
+  return 0;
+}
+#define HL_HARMS(code, length, calls) harms(code, length, calls, sizeof calls / sizeof calls[0])
+
 int hl_seccomp_kills_scan(void) {
   if (atomic_load(&hl_filters_lost)) return 1;
   int count = atomic_load(&hl_filter_count);
-  for (int i = 0; i < count; i++)
-    for (size_t c = 0; c < sizeof hl_scan_calls / sizeof hl_scan_calls[0]; c++) {
-      struct seccomp_data data = {.nr = hl_scan_calls[c].nr, .arch = AUDIT_ARCH_X86_64,
-                                  .args = {hl_scan_calls[c].a0, hl_scan_calls[c].a1}};
-      if (harmful(run(&hl_code[hl_filters[i].start], hl_filters[i].length, &data))) return 1;
-    }
+  for (int i = 0; i < count; i++) {
+    const struct sock_filter *code = &hl_code[hl_filters[i].start];
+    if (HL_HARMS(code, hl_filters[i].length, hl_recording_calls) ||
+        HL_HARMS(code, hl_filters[i].length, hl_scan_calls))
+      return 1;
+  }
   return 0;
 }
 
@@ -189,9 +209,17 @@ int prctl(int option, ...) {
   unsigned long a[4];
   for (int i = 0; i < 4; i++) a[i] = va_arg(ap, unsigned long);
   va_end(ap);
+  // A filter that would kill the program for what the shim does as it records ends the
+  // recording first, while the shim may still write: the program went on to die of SIGSYS at
+  // its next allocation (strict mode allows read, write and exit alone).
+  const struct sock_fprog *filter = (const struct sock_fprog *)a[1];
+  if (option == PR_SET_SECCOMP &&
+      (a[0] == SECCOMP_MODE_STRICT ||
+       (a[0] == SECCOMP_MODE_FILTER && filter &&
+        HL_HARMS(filter->filter, filter->len, hl_recording_calls))))
+    hl_end_for_seccomp();
   long r = hl_raw6(SYS_prctl, option, (long)a[0], (long)a[1], (long)a[2], (long)a[3], 0);
-  if (option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER && a[1])
-    keep((const struct sock_fprog *)a[1], r);
+  if (option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER && filter) keep(filter, r);
   if (r < 0 && r > -4096) {
     errno = (int)-r;
     return -1;

@@ -188,6 +188,7 @@ public struct JSONReportRenderer: ReportRenderer {
     case .endedUnfinished: "ended_unfinished"
     case .exec: "exec"
     case .rotated: "rotated"
+    case .seccomp: "seccomp"
     default: "reason_\(reason.rawValue)"
     }
   }

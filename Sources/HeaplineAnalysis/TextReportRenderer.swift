@@ -268,6 +268,9 @@ public struct TextReportRenderer: ReportRenderer {
     case .endedUnfinished: "the process ended before the shim could finish"
     case .exec: "the process ran exec: the next program's trace is at the path asked for"
     case .rotated: "rotated: the recording goes on in the next file"
+    case .seccomp:
+      "the program installed a seccomp filter that forbids the shim's system calls, and the"
+        + " recording ended there"
     default: "end reason \(reason.rawValue)"
     }
   }

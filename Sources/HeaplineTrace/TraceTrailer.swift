@@ -24,6 +24,9 @@ public struct TraceTrailer: Hashable, Sendable {
     /// A rotated recording (`heapline record --rotate`) went on in its next file, whose
     /// sequence number is one more.
     public static let rotated = EndReason(rawValue: 6)
+    /// The program installed a seccomp filter that would have killed it for the shim's own
+    /// system calls: the recording ended just before the filter took effect.
+    public static let seccomp = EndReason(rawValue: 7)
   }
 
   /// Flags of the trailer (offset 48).

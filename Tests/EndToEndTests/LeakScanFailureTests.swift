@@ -1,5 +1,6 @@
 import Foundation
 import HeaplineAnalysis
+import HeaplineTrace
 import Testing
 
 /// Leak scans where what the scan needs cannot be had (Fixtures/scanfails.c): the scan finds
@@ -42,6 +43,24 @@ import Testing
     #expect(result.stderr.contains("heapline: leak scan \(reason)"), "\(result.stderr)")
     let leaks = try Harness.heapline(["leaks", trace])
     #expect(leaks.stderr.hasSuffix("the leak scan at exit \(reason)\n"), "\(leaks.stderr)")
+  }
+
+  @Test func aSeccompFilterThatForbidsTheShimsOwnCallsEndsTheRecordingBeforeItTakesEffect()
+    throws
+  {
+    // Given a program whose filter kills it at mincore, which it never calls but libunwind and
+    // the shim do: it died of SIGSYS under record
+    let dir = try Harness.temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let program = try Harness.fixture("scanfails", in: dir)
+    let trace = dir.appendingPathComponent("mincore.trace").path
+    let result = try Harness.heapline(["record", "-o", trace, "--", program, "kill-mincore"])
+    // Then it ends as untraced, and the trace ends, whole, where the filter came, saying why
+    #expect(result.status == 0, "\(result.stderr)")
+    #expect(result.stdout == "done\n")
+    #expect(result.stderr.contains("forbids the shim's system calls: recording ended"))
+    let reader = try TraceReader(path: trace)
+    #expect(reader.trailer?.endReason == .seccomp)
   }
 
   @Test func aTraceWhoseScanAtExitCouldNotRunSaysWhy() throws {

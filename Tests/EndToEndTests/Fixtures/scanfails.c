@@ -11,6 +11,9 @@
 //                     that makes no thread (as systemd's SystemCallFilter kills); main returns
 //                     and the program prints "done"
 //   scanfails kill-raw  the same filter, installed with the seccomp system call
+//   scanfails kill-mincore  a filter, installed with prctl, kills the process at any mincore
+//                     (which the program never calls; libunwind and the shim do); main returns
+//                     and the program prints "done"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -45,8 +48,25 @@ static int refuse_processes(uint32_t action, int raw) {
   return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program);
 }
 
+// Kills the process at system call `nr`.
+static int kill_at(int nr) {
+  struct sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+  struct sock_fprog program = {sizeof filter / sizeof filter[0], filter};
+  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program);
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "kill-mincore") == 0) {
+    if (kill_at(SYS_mincore)) return 3;
+    for (int i = 0; i < 5; i++) sink = malloc(1000 + i);
+    printf("done\n");
+    return 0;
+  }
   int killing = strcmp(mode, "kill") == 0 || strcmp(mode, "kill-raw") == 0;
   if ((strcmp(mode, "clone") == 0 && refuse_processes(SECCOMP_RET_ERRNO | EAGAIN, 0)) ||
       (killing && refuse_processes(SECCOMP_RET_KILL_PROCESS, strcmp(mode, "kill-raw") == 0))) {
