@@ -216,10 +216,14 @@ static hl_cxa_atexit_fn next_cxa_atexit(void) {
 
 // Once, when the process records: before the first handler registered through the wrappers,
 // or in the constructor when none came first.
+static int hl_owns_malloc(void);
 static void register_exit_handler_first(void) {
   static _Atomic int tried;
   if (atomic_load(&tried)) return;
-  if (atomic_load(&hl_state) == HL_UNINIT) hl_lazy_init();
+  // Only the copy of the shim whose hooks the process calls records (see hl_owns_malloc): a
+  // program that links the module and runs with the preload library had both recording
+  if (atomic_load(&hl_state) == HL_UNINIT && !hl_foreign_allocator() && hl_owns_malloc())
+    hl_lazy_init();
   if (atomic_load(&hl_state) != HL_ON || atomic_exchange(&tried, 1)) return;
   // With no library's handle: a handler registered with this library's runs in its destructor
   hl_cxa_atexit_fn next = next_cxa_atexit();

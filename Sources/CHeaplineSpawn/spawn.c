@@ -23,7 +23,7 @@
 // and `record` then stops with it (hl_spawn_wait).
 static int hl_forwarded[64], hl_forwarded_count;
 static struct sigaction hl_previous[64];
-static volatile sig_atomic_t hl_child;
+static volatile sig_atomic_t hl_child, hl_ended;
 static int hl_installed;
 static struct sigaction hl_file_size_previous, hl_pipe_previous;
 static int hl_file_size_ignored, hl_pipe_ignored;
@@ -78,13 +78,24 @@ void hl_spawn_raise_file_limit(unsigned long floor) {
 
 static void hl_forward(int signal, siginfo_t *info, void *context) {
   (void)context;
+  int terminal = info && info->si_code == SI_KERNEL;
+  if (hl_ended) {  // but ^C from the terminal still ends this process, as it finishes
+    struct sigaction taken = {0};
+    taken.sa_handler = SIG_DFL;
+    sigemptyset(&taken.sa_mask);
+    if (terminal && sigaction(signal, &taken, NULL) == 0) raise(signal);
+    return;
+  }
   // The terminal signals the whole foreground process group, the program included: passing
   // ^C on again would deliver it twice. A SIGPIPE from this process's own write to a closed
   // pipe is the kernel's too, though it says it was sent by this process.
-  if (info && info->si_code == SI_KERNEL) return;
+  if (terminal) return;
   if (info && signal == SIGPIPE && info->si_code == SI_USER && info->si_pid == getpid()) return;
   pid_t child = hl_child;
-  if (child > 0) kill(child, signal);
+  // One the program sent (to its process group, which it is in) has reached it already. Once
+  // it has ended, there is nothing to pass on: this process finishes the trace, and exits with
+  // the program's status, which a late signal no longer replaces.
+  if (child > 0 && !(info && info->si_code == SI_USER && info->si_pid == child)) kill(child, signal);
 }
 
 void hl_spawn_forward_signals(void) {
@@ -104,6 +115,11 @@ void hl_spawn_restore_signals(void) {
   hl_child = 0;
   for (int i = 0; i < hl_forwarded_count; i++) sigaction(hl_forwarded[i], &hl_previous[i], NULL);
   hl_installed = 0;
+}
+
+void hl_spawn_program_ended(void) {
+  hl_child = 0;
+  hl_ended = 1;
 }
 
 // In the child, between fork and exec: async-signal-safe calls only.
@@ -168,28 +184,58 @@ pid_t hl_spawn(const char *path, char *const argv[], char *const envp[], const i
   return pid;
 }
 
-// Whether `pid` is stopped now by a signal: a stop that waitpid reports may be over already (^Z
-// stops the whole group, and `fg` continues it, this process too, before it reads the report).
-// A debugger's stop ('t') is the debugger's business: this process stopping with it would leave
-// the shell's job stopped after the debugger let the program go.
-static int still_stopped(pid_t pid) {
-  char path[64], stat[512];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+// Whether the program is stopped now by a signal (1), not (0), or cannot be told (-1): a stop
+// that waitpid reports may be over already (^Z stops the whole group, and `fg` continues it,
+// this process too, before it reads the report). A debugger's stop ('t') is the debugger's
+// business: this process stopping with it would leave the shell's job stopped after the
+// debugger let the program go. Async-signal-safe, with `path` made before.
+static int stopped_at(const char *path) {
+  char stat[512];
   int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 1;
+  if (fd < 0) return -1;
   ssize_t n = read(fd, stat, sizeof stat - 1);
   close(fd);
-  if (n <= 0) return 1;
+  if (n <= 0) return -1;
   stat[n] = 0;
   const char *end = strrchr(stat, ')');  // the name may hold anything, ")" included
   return end && end[2] == 'T';
 }
 
+// While this process is stopped, only SIGCONT moves it: a child of its own watches the program
+// and sends it one when the program goes on or ends without it (another process continued it),
+// where this process stayed stopped for ever. Returns the watcher's pid, or -1.
+static pid_t watch_while_stopped(const char *path, pid_t parent) {
+  pid_t watcher = fork();
+  if (watcher != 0) return watcher;
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(0);
+  struct timespec pause = {0, 20 * 1000 * 1000};
+  while (stopped_at(path) == 1) nanosleep(&pause, NULL);
+  kill(parent, SIGCONT);
+  _exit(0);
+}
+
+// Stops this process as the program was stopped: by SIGTSTP when it was (the shell says
+// "Stopped", not "Stopped (signal)"), else by SIGSTOP.
+static void stop_as(int signal) {
+  if (signal != SIGTSTP) {
+    kill(getpid(), SIGSTOP);
+    return;
+  }
+  struct sigaction stop = {0}, forwarding;
+  stop.sa_handler = SIG_DFL;
+  sigemptyset(&stop.sa_mask);
+  sigaction(SIGTSTP, &stop, &forwarding);
+  kill(getpid(), SIGTSTP);
+  sigaction(SIGTSTP, &forwarding, NULL);
+}
+
 // A program that stops (SIGTSTP from `kill`, a raise of SIGSTOP, a read from the terminal in
 // the background) stops this process too, so that the shell sees the job stopped and gives the
 // terminal back, where it waited for ever; continued (`fg`), this process continues the
-// program.
+// program, unless it goes on already.
 int hl_spawn_wait(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
   int status = 0;
   for (;;) {
     if (waitpid(pid, &status, WUNTRACED) < 0) {
@@ -197,8 +243,14 @@ int hl_spawn_wait(pid_t pid) {
       continue;
     }
     if (!WIFSTOPPED(status)) return status;
-    if (!still_stopped(pid)) continue;
-    kill(getpid(), SIGSTOP);
-    kill(pid, SIGCONT);
+    if (stopped_at(path) == 0) continue;
+    pid_t watcher = watch_while_stopped(path, getpid());
+    stop_as(WSTOPSIG(status));
+    if (stopped_at(path) == 1) kill(pid, SIGCONT);
+    if (watcher > 0) {
+      kill(watcher, SIGKILL);
+      while (waitpid(watcher, NULL, 0) < 0 && errno == EINTR) {
+      }
+    }
   }
 }

@@ -29,8 +29,9 @@ enum ChildProcess {
     defer {
       for pointer in argv + envp { free(pointer) }
     }
+    // Left installed after the program ends (hl_spawn_program_ended): a signal while the trace
+    // is finished killed `record` with its status, not the program's
     hl_spawn_forward_signals()
-    defer { hl_spawn_restore_signals() }
     var execFailed: Int32 = 0
     let pid = hl_spawn(executable, argv, envp, signals, Int32(signals.count), &execFailed)
     guard pid > 0 else {
@@ -41,6 +42,7 @@ enum ChildProcess {
       throw RecordError("cannot run '\(executable)': \(reason)", status: -pid == ENOENT ? 127 : 126)
     }
     let status = hl_spawn_wait(pid)
+    hl_spawn_program_ended()
     guard status >= 0 else {
       throw RecordError("waiting for '\(executable)': \(String(cString: strerror(-status)))")
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CHeaplineSpawn
+import HeaplineAnalysis
 import HeaplineTrace
 
 #if canImport(Glibc)
@@ -194,6 +195,12 @@ extension HeaplineCommand {
         CLIOutput.warning(
           "the program that '\(program)' became with exec did not load the preload library (a "
             + "static or setuid program?): it was not traced")
+      } else if status.signal != 0 && FileIdentity(path: path) != nil {
+        // Killed as it started (a signal to record, passed on): neither static nor setuid
+        destination.discardIfUnused()
+        CLIOutput.warning(
+          "'\(program)' was ended by signal \(status.signal) before the shim wrote its trace: "
+            + "no trace was written")
       } else if shared.shimStarted {
         CLIOutput.warning(
           "the trace was recorded, but '\(path)' is no longer there: the program moved or "

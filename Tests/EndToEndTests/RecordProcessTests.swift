@@ -204,6 +204,39 @@ import Testing
     #expect(result.stdout == "stopping\nrecord stopped\nresumed\n")
   }
 
+  @Test func aProgramContinuedByAnotherProcessLetsRecordGoOnToo() throws {
+    // Given a program that stops and that a child of its own continues: record, stopped with
+    // it, stayed stopped for ever (only the shell's fg would have moved it)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("supervised", in: dir)
+    let trace = dir.appendingPathComponent("t.trace").path
+    let result = try Harness.heapline(["record", "-o", trace, "--", program, "stopcont"])
+    #expect(result.status == 4, "\(result.stderr)")
+    #expect(result.stdout == "stopping\nresumed\n")
+  }
+
+  @Test func aSignalTheProgramSendsToItsGroupReachesItOnce() throws {
+    // Given a program that sends SIGUSR1 to its process group, record included: record passed
+    // it on again, and the program handled it twice
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("supervised", in: dir)
+    let trace = dir.appendingPathComponent("t.trace").path
+    let result = try Harness.heapline(["record", "-o", trace, "--", program, "group"])
+    #expect(result.status == 3, "\(result.stderr)")
+    #expect(result.stdout == "handled 1\n")
+  }
+
+  @Test func aSignalThatComesAfterTheProgramEndedLeavesItsStatus() throws {
+    // Given a program that exits at once and whose child sends SIGTERM to record 20 ms later,
+    // while record finishes the trace (its symbols not cached): record died of it (143)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("supervised", in: dir)
+    let trace = dir.appendingPathComponent("t.trace").path
+    let result = try Harness.heapline(
+      ["record", "-o", trace, "--", program, "late"], environment: ["HEAPLINE_SYMBOL_CACHE": ""])
+    #expect(result.status == 5, "\(result.stderr)")
+  }
+
   @Test func recordsNoticesOnAClosedPipeLeaveTheProgramsStatus() throws {
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("supervised", in: dir)

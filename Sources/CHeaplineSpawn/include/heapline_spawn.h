@@ -34,6 +34,10 @@ void hl_spawn_forward_signals(void);
 /// Restores the dispositions that `hl_spawn_forward_signals` replaced.
 void hl_spawn_restore_signals(void);
 
+/// After the program has ended: the forwarded signals are ignored from then on, so that one
+/// that comes while the trace is finished does not replace the program's status.
+void hl_spawn_program_ended(void);
+
 /// Ignores SIGXFSZ in this process, so that a write past the file size limit (`ulimit -f`)
 /// fails with EFBIG, which the caller reports, rather than killing it with no word. A program
 /// that `hl_spawn` starts gets the disposition this process had before.
