@@ -232,21 +232,28 @@ static void stop_as(int signal) {
 // A program that stops (SIGTSTP from `kill`, a raise of SIGSTOP, a read from the terminal in
 // the background) stops this process too, so that the shell sees the job stopped and gives the
 // terminal back, where it waited for ever; continued (`fg`), this process continues the
-// program, unless it goes on already.
+// program, unless it went on already (the shell's SIGCONT to the group reached it too): a stop
+// of its own after that is a new one, which a SIGCONT from here would have undone.
 int hl_spawn_wait(pid_t pid) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  int status = 0;
+  int status = 0, pending = 0;
   for (;;) {
-    if (waitpid(pid, &status, WUNTRACED) < 0) {
+    if (!pending && waitpid(pid, &status, WUNTRACED) < 0) {
       if (errno != EINTR) return -errno;
       continue;
     }
+    pending = 0;
     if (!WIFSTOPPED(status)) return status;
     if (stopped_at(path) == 0) continue;
     pid_t watcher = watch_while_stopped(path, getpid());
     stop_as(WSTOPSIG(status));
-    if (stopped_at(path) == 1) kill(pid, SIGCONT);
+    int since;
+    pid_t changed;
+    while ((changed = waitpid(pid, &since, WNOHANG | WUNTRACED | WCONTINUED)) < 0 && errno == EINTR) {
+    }
+    if (changed == pid && !WIFCONTINUED(since)) status = since, pending = 1;  // stopped or ended
+    else if (changed == 0 && stopped_at(path) == 1) kill(pid, SIGCONT);  // the same stop still
     if (watcher > 0) {
       kill(watcher, SIGKILL);
       while (waitpid(watcher, NULL, 0) < 0 && errno == EINTR) {

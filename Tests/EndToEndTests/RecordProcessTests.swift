@@ -215,6 +215,30 @@ import Testing
     #expect(result.stdout == "stopping\nresumed\n")
   }
 
+  @Test func eachStopOfAProgramTakesOneContinueOfItsGroup() throws {
+    // Given a program that stops itself 5 times, at once again each time it goes on, in a
+    // group of its own with record, which a shell continues (fg) each time record stops: record
+    // continued the program again after the shell had, and undid its next stop (2 of 4 stops
+    // were left for the shell)
+    let dir = try Harness.temporaryDirectory()
+    let program = try Harness.fixture("supervised", in: dir)
+    let trace = dir.appendingPathComponent("t.trace").path
+    let script = """
+      setsid "$0" record -o "$1" -- "$2" restop & record=$!
+      continues=0
+      for i in $(seq 3000); do
+        kill -0 $record 2>/dev/null || break
+        if grep -q '^State:.*T' /proc/$record/status; then
+          sleep 0.05; kill -CONT -$record; continues=$((continues + 1))
+        fi
+        sleep 0.01
+      done
+      wait $record; echo "status $? after $continues continues"
+      """
+    let result = try Harness.run("/bin/bash", ["-c", script, Harness.heapline, trace, program])
+    #expect(result.stdout == "continued 5\nstatus 4 after 5 continues\n", "\(result.stderr)")
+  }
+
   @Test func aSignalTheProgramSendsToItsGroupReachesItOnce() throws {
     // Given a program that sends SIGUSR1 to its process group, record included: record passed
     // it on again, and the program handled it twice

@@ -8,6 +8,8 @@
 //   stop      prints "stopping", stops itself (SIGSTOP), and once continued prints "resumed"
 //             and exits with status 4
 //   stopcont  as stop, but a child of its own continues it after 200 ms
+//   restop    stops itself (SIGSTOP) 5 times, at once again each time it is continued, and
+//             prints how many SIGCONTs its handler took; exits with status 4
 //   late      makes 20,000 blocks of 100 bytes, starts a child in a session of its own that
 //             sends SIGTERM to the program's parent 20 ms on, and exits at once with status 5
 #include <signal.h>
@@ -59,6 +61,12 @@ int main(int argc, char **argv) {
       _exit(0);
     }
     return 5;
+  }
+  if (argc > 1 && !strcmp(argv[1], "restop")) {
+    signal(SIGCONT, count);
+    for (int i = 0; i < 5; i++) raise(SIGSTOP);
+    printf("continued %d\n", (int)handled);
+    return 4;
   }
   if (argc > 1 && (!strcmp(argv[1], "stop") || !strcmp(argv[1], "stopcont"))) {
     printf("stopping\n");
