@@ -6,9 +6,10 @@
 // killed the program in the scan at exit, with SIGSYS. A filter that fails a call with an
 // error leaves the scan to its fallbacks.
 //
-// prctl is wrapped to keep a copy of each filter installed through it, to run against the
-// scan's calls. A filter installed another way (the seccomp system call, as libseccomp does)
-// is not seen: /proc counts it, and the scan does not run.
+// prctl and glibc's syscall() (for the seccomp system call, libseccomp's way) are wrapped to
+// keep a copy of each filter installed through them. A filter installed another way (a system
+// call instruction of the program's own) is not seen: /proc counts it, and the scan does not
+// run.
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
@@ -185,9 +186,10 @@ int hl_seccomp_kills_scan(void) {
 
 int hl_seccomp_filters_seen(void) { return atomic_load(&hl_filter_count); }
 
-// Keeps a copy of `program` once the kernel has taken it.
+// Keeps a copy of `program` once the kernel has taken it (`installed` is what the call
+// returned: 0, or a listener's descriptor).
 static void keep(const struct sock_fprog *program, long installed) {
-  if (installed != 0) return;
+  if (installed < 0) return;
   hl_spin_lock(&hl_filter_lock);
   int count = atomic_load(&hl_filter_count);
   uint32_t start = count ? hl_filters[count - 1].start + hl_filters[count - 1].length : 0;
@@ -202,6 +204,63 @@ static void keep(const struct sock_fprog *program, long installed) {
   hl_spin_unlock(&hl_filter_lock);
 }
 
+// Whether installing `filter` (NULL for strict mode) must end the recording first.
+static int forbids_recording(const struct sock_fprog *filter, int strict) {
+  return strict || (filter && HL_HARMS(filter->filter, filter->len, hl_recording_calls));
+}
+
+#ifdef HL_PRELOAD
+// glibc's syscall(), in assembly as glibc's is, with no frame of its own: a vfork made through
+// it returns in the child through the parent's stack, which a frame here would leave broken.
+// The seccomp system call (libseccomp's way to install a filter, with TSYNC for every thread)
+// goes to hl_seccomp_syscall first, as prctl's does above.
+_Static_assert(SYS_seccomp == 317, "the number in the assembly below");
+__asm__(".text\n"
+        ".globl syscall\n"
+        ".type syscall, @function\n"
+        "syscall:\n"
+        "  .cfi_startproc\n"
+        "  cmp $317, %rdi\n"
+        "  je hl_seccomp_syscall\n"
+        "  mov %rdi, %rax\n"
+        "  mov %rsi, %rdi\n"
+        "  mov %rdx, %rsi\n"
+        "  mov %rcx, %rdx\n"
+        "  mov %r8, %r10\n"
+        "  mov %r9, %r8\n"
+        "  mov 8(%rsp), %r9\n"
+        "  syscall\n"
+        "  cmp $-4095, %rax\n"
+        "  jae 1f\n"
+        "  ret\n"
+        "1:\n"
+        "  neg %rax\n"
+        "  push %rax\n"
+        "  .cfi_adjust_cfa_offset 8\n"
+        "  call __errno_location@PLT\n"
+        "  pop %rcx\n"
+        "  .cfi_adjust_cfa_offset -8\n"
+        "  mov %ecx, (%rax)\n"
+        "  mov $-1, %rax\n"
+        "  ret\n"
+        "  .cfi_endproc\n"
+        ".size syscall, .-syscall\n");
+
+__attribute__((visibility("hidden"), used)) long hl_seccomp_syscall(long nr, unsigned long op,
+                                                                   unsigned long flags,
+                                                                   void *argument) {
+  const struct sock_fprog *filter = op == SECCOMP_SET_MODE_FILTER ? argument : NULL;
+  if (forbids_recording(filter, op == SECCOMP_SET_MODE_STRICT)) hl_end_for_seccomp();
+  long r = hl_raw6(nr, (long)op, (long)flags, (long)argument, 0, 0, 0);
+  if (filter) keep(filter, r < 0 && r > -4096 ? -1 : r);
+  if (r < 0 && r > -4096) {
+    errno = (int)-r;
+    return -1;
+  }
+  return r;
+}
+#endif
+
 // glibc's prctl is the system call itself, with five arguments whatever the option.
 int prctl(int option, ...) {
   va_list ap;
@@ -212,14 +271,12 @@ int prctl(int option, ...) {
   // A filter that would kill the program for what the shim does as it records ends the
   // recording first, while the shim may still write: the program went on to die of SIGSYS at
   // its next allocation (strict mode allows read, write and exit alone).
-  const struct sock_fprog *filter = (const struct sock_fprog *)a[1];
-  if (option == PR_SET_SECCOMP &&
-      (a[0] == SECCOMP_MODE_STRICT ||
-       (a[0] == SECCOMP_MODE_FILTER && filter &&
-        HL_HARMS(filter->filter, filter->len, hl_recording_calls))))
+  const struct sock_fprog *filter =
+      option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER ? (const void *)a[1] : NULL;
+  if (option == PR_SET_SECCOMP && forbids_recording(filter, a[0] == SECCOMP_MODE_STRICT))
     hl_end_for_seccomp();
   long r = hl_raw6(SYS_prctl, option, (long)a[0], (long)a[1], (long)a[2], (long)a[3], 0);
-  if (option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER && filter) keep(filter, r);
+  if (filter) keep(filter, r < 0 && r > -4096 ? -1 : r);
   if (r < 0 && r > -4096) {
     errno = (int)-r;
     return -1;

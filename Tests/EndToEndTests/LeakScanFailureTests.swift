@@ -45,16 +45,18 @@ import Testing
     #expect(leaks.stderr.hasSuffix("the leak scan at exit \(reason)\n"), "\(leaks.stderr)")
   }
 
-  @Test func aSeccompFilterThatForbidsTheShimsOwnCallsEndsTheRecordingBeforeItTakesEffect()
-    throws
-  {
+  @Test(arguments: ["kill-mincore", "kill-mincore-raw"])
+  func aSeccompFilterThatForbidsTheShimsOwnCallsEndsTheRecordingBeforeItTakesEffect(
+    mode: String
+  ) throws {
     // Given a program whose filter kills it at mincore, which it never calls but libunwind and
-    // the shim do: it died of SIGSYS under record
+    // the shim do, installed with prctl or with the seccomp system call (libseccomp's way): it
+    // died of SIGSYS under record
     let dir = try Harness.temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: dir) }
     let program = try Harness.fixture("scanfails", in: dir)
     let trace = dir.appendingPathComponent("mincore.trace").path
-    let result = try Harness.heapline(["record", "-o", trace, "--", program, "kill-mincore"])
+    let result = try Harness.heapline(["record", "-o", trace, "--", program, mode])
     // Then it ends as untraced, and the trace ends, whole, where the filter came, saying why
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stdout == "done\n")

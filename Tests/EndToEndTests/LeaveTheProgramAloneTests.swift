@@ -471,7 +471,7 @@ import Testing
       "malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "aligned_alloc",
       "posix_memalign", "valloc", "pvalloc", "execl", "execle", "execlp", "execv", "execve",
       "execveat", "execvp", "execvpe", "fexecve", "dlopen", "dlclose", "pipe", "pipe2",
-      "sigaction", "unshare", "setns", "prctl", "close_range", "closefrom", "__cxa_atexit", "on_exit",
+      "sigaction", "unshare", "setns", "prctl", "close_range", "closefrom", "__cxa_atexit", "on_exit", "syscall",
     ]
     #expect(wrapped.isSubset(of: exported))
     #expect(exported.contains("heapline_start"))

@@ -14,6 +14,8 @@
 //   scanfails kill-mincore  a filter, installed with prctl, kills the process at any mincore
 //                     (which the program never calls; libunwind and the shim do); main returns
 //                     and the program prints "done"
+//   scanfails kill-mincore-raw  the same filter, installed with syscall(SYS_seccomp), as
+//                     libseccomp installs its filters
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
@@ -48,21 +50,23 @@ static int refuse_processes(uint32_t action, int raw) {
   return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program);
 }
 
-// Kills the process at system call `nr`.
-static int kill_at(int nr) {
+// Kills the process at system call `nr`; installed with the seccomp system call when `raw`.
+static int kill_at(int nr, int raw) {
   struct sock_filter filter[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, 1),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
   struct sock_fprog program = {sizeof filter / sizeof filter[0], filter};
-  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) return -1;
+  if (raw) return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program);
+  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program);
 }
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
-  if (strcmp(mode, "kill-mincore") == 0) {
-    if (kill_at(SYS_mincore)) return 3;
+  if (strncmp(mode, "kill-mincore", 12) == 0) {
+    if (kill_at(SYS_mincore, strcmp(mode, "kill-mincore-raw") == 0)) return 3;
     for (int i = 0; i < 5; i++) sink = malloc(1000 + i);
     printf("done\n");
     return 0;
