@@ -251,8 +251,9 @@ import Testing
   }
 
   @Test func aSignalThatComesAfterTheProgramEndedLeavesItsStatus() throws {
-    // Given a program that exits at once and whose child sends SIGTERM to record 20 ms later,
-    // while record finishes the trace (its symbols not cached): record died of it (143)
+    // Given a program that exits at once and whose child sends SIGTERM to record as soon as the
+    // program has ended, while record finishes the trace (its symbols not cached): record died
+    // of it (143)
     let dir = try Harness.temporaryDirectory()
     let program = try Harness.fixture("supervised", in: dir)
     let trace = dir.appendingPathComponent("t.trace").path

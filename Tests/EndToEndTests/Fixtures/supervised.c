@@ -11,7 +11,8 @@
 //   restop    stops itself (SIGSTOP) 5 times, at once again each time it is continued, and
 //             prints how many SIGCONTs its handler took; exits with status 4
 //   late      makes 20,000 blocks of 100 bytes, starts a child in a session of its own that
-//             sends SIGTERM to the program's parent 20 ms on, and exits at once with status 5
+//             sends SIGTERM to the program's parent once the program has ended (the child is
+//             given another parent then), and exits at once with status 5
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,10 +54,11 @@ int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "late")) {
     for (int i = 0; i < 20000; i++) malloc(100);
     pid_t parent = getppid();
+    pid_t self = getpid();
     if (fork() == 0) {
       setsid();
-      struct timespec wait = {0, 20 * 1000 * 1000};
-      nanosleep(&wait, NULL);
+      struct timespec tick = {0, 1000 * 1000};
+      for (int i = 0; i < 5000 && getppid() == self; i++) nanosleep(&tick, NULL);
       kill(parent, SIGTERM);
       _exit(0);
     }
