@@ -108,23 +108,29 @@ static int is_glibc(const char *name) {
 // glibc's allocator too: control.c settles which copy records.
 static int is_shim(const struct link_map *m) { return symbol(m, "heapline_start") != NULL; }
 
-// What the program's call of `name` would reach untraced: the first object after the shim, in
-// the order the dynamic linker looks, that defines it (glibc's, for what an allocator leaves
-// out: untraced, its memalign went there too).
-static void *first_definition(const struct link_map *after, const char *name) {
-  for (const struct link_map *m = after; m; m = m->l_next) {
-    void *address = m->l_name && !is_shim(m) ? symbol(m, name) : NULL;
-    if (address) return address;
-  }
+// The object whose `name` the program's call would reach untraced: the first object after the
+// shim, in the order the dynamic linker looks, that defines it (glibc, for what an allocator
+// leaves out: untraced, its memalign went there too).
+static const struct link_map *first_definer(const struct link_map *after, const char *name) {
+  for (const struct link_map *m = after; m; m = m->l_next)
+    if (m->l_name && !is_shim(m) && symbol(m, name)) return m;
   return NULL;
 }
 
-static int resolve(void) {
+static void *first_definition(const struct link_map *after, const char *name) {
+  const struct link_map *m = first_definer(after, name);
+  return m ? symbol(m, name) : NULL;
+}
+
+// The objects after this library in the dynamic linker's order.
+static const struct link_map *after_self(void) {
   const struct link_map *self = _r_debug.r_map;
   while (self && self->l_ld != _DYNAMIC) self = self->l_next;
-  const struct link_map *after = self ? self->l_next : NULL, *owner = NULL;
-  for (const struct link_map *m = after; m && !owner; m = m->l_next)
-    if (m->l_name && !is_shim(m) && symbol(m, "malloc")) owner = m;
+  return self ? self->l_next : NULL;
+}
+
+static int resolve(void) {
+  const struct link_map *after = after_self(), *owner = first_definer(after, "malloc");
   if (!owner || is_glibc(base_name(owner->l_name))) return HL_ALLOC_GLIBC;
   struct hl_foreign f = {
       .malloc = first_definition(after, "malloc"), .free = first_definition(after, "free"),
@@ -134,7 +140,7 @@ static int resolve(void) {
       .posix_memalign = first_definition(after, "posix_memalign"),
       .valloc = first_definition(after, "valloc"), .pvalloc = first_definition(after, "pvalloc")};
   if (!f.malloc || !f.free || !f.calloc || !f.realloc || !f.memalign || !f.aligned_alloc ||
-      !f.valloc || !f.pvalloc)
+      !f.posix_memalign || !f.valloc || !f.pvalloc)
     return HL_ALLOC_GLIBC;  // not even glibc's: nothing to pass them on to
   const char *name = base_name(owner->l_name);
   size_t n = strlen(name) < sizeof f.name - 1 ? strlen(name) : sizeof f.name - 1;
@@ -143,11 +149,7 @@ static int resolve(void) {
   return HL_ALLOC_FOREIGN;
 }
 
-void *hl_next_definition(const char *name) {
-  const struct link_map *self = _r_debug.r_map;
-  while (self && self->l_ld != _DYNAMIC) self = self->l_next;
-  return self ? first_definition(self->l_next, name) : NULL;
-}
+void *hl_next_definition(const char *name) { return first_definition(after_self(), name); }
 
 int hl_foreign_allocator_slow(void) {
   int kind = atomic_load_explicit(&hl_allocator, memory_order_acquire);

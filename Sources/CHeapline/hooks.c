@@ -239,12 +239,9 @@ HL_ENTRY_IMPL void *hl_aligned_alloc_at(size_t alignment, size_t size, HL_AT) {
 
 HL_ENTRY_STUB(posix_memalign, rcx, r8, r9);
 HL_ENTRY_IMPL int hl_posix_memalign_at(void **out, size_t alignment, size_t size, HL_AT) {
-  int foreign = hl_foreign_allocator();
-  if (foreign && hl_foreign.posix_memalign) return hl_foreign.posix_memalign(out, alignment, size);
+  if (hl_foreign_allocator()) return hl_foreign.posix_memalign(out, alignment, size);
   if (alignment < sizeof(void *) || (alignment & (alignment - 1))) return EINVAL;
-  void *p = foreign ? hl_foreign.memalign(alignment, size) : __libc_memalign(alignment, size);
-  if (foreign && p) *out = p;
-  if (foreign) return p ? 0 : ENOMEM;
+  void *p = __libc_memalign(alignment, size);
   if (!p) return ENOMEM;  // with errno as glibc's own leaves it: ENOMEM
   *out = hl_allocated(hl_cleared(p, 0, size), size, HL_ENTRY_OF);
   return 0;

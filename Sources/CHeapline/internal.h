@@ -329,7 +329,7 @@ struct hl_foreign {
   void *(*realloc)(void *, size_t);
   void *(*memalign)(size_t, size_t);
   void *(*aligned_alloc)(size_t, size_t);
-  int (*posix_memalign)(void **, size_t, size_t);  // NULL when the allocator has none
+  int (*posix_memalign)(void **, size_t, size_t);
   void *(*valloc)(size_t);
   void *(*pvalloc)(size_t);
   char name[64];  // the library's file name

@@ -186,10 +186,8 @@ int hl_seccomp_kills_scan(void) {
 
 int hl_seccomp_filters_seen(void) { return atomic_load(&hl_filter_count); }
 
-// Keeps a copy of `program` once the kernel has taken it (`installed` is what the call
-// returned: 0, or a listener's descriptor).
-static void keep(const struct sock_fprog *program, long installed) {
-  if (installed < 0) return;
+// Keeps a copy of `program`, which the kernel has taken.
+static void keep(const struct sock_fprog *program) {
   hl_spin_lock(&hl_filter_lock);
   int count = atomic_load(&hl_filter_count);
   uint32_t start = count ? hl_filters[count - 1].start + hl_filters[count - 1].length : 0;
@@ -204,9 +202,22 @@ static void keep(const struct sock_fprog *program, long installed) {
   hl_spin_unlock(&hl_filter_lock);
 }
 
-// Whether installing `filter` (NULL for strict mode) must end the recording first.
-static int forbids_recording(const struct sock_fprog *filter, int strict) {
-  return strict || (filter && HL_HARMS(filter->filter, filter->len, hl_recording_calls));
+// System call `nr`, which installs `filter` or strict mode when they are given, as glibc's
+// wrappers make it: -1 and errno on failure. A filter that would kill the program for what the
+// shim does as it records ends the recording first, while the shim may still write: the program
+// went on to die of SIGSYS at its next allocation (strict mode allows read, write and exit
+// alone). A filter in place is kept, to run on the leak scan's calls.
+static long installing(long nr, long a, long b, long c, long d, long e,
+                       const struct sock_fprog *filter, int strict) {
+  if (strict || (filter && HL_HARMS(filter->filter, filter->len, hl_recording_calls)))
+    hl_end_for_seccomp();
+  long r = hl_raw6(nr, a, b, c, d, e, 0);
+  if (r < 0 && r > -4096) {
+    errno = (int)-r;
+    return -1;
+  }
+  if (filter) keep(filter);
+  return r;
 }
 
 #ifdef HL_PRELOAD
@@ -250,14 +261,8 @@ __attribute__((visibility("hidden"), used)) long hl_seccomp_syscall(long nr, uns
                                                                    unsigned long flags,
                                                                    void *argument) {
   const struct sock_fprog *filter = op == SECCOMP_SET_MODE_FILTER ? argument : NULL;
-  if (forbids_recording(filter, op == SECCOMP_SET_MODE_STRICT)) hl_end_for_seccomp();
-  long r = hl_raw6(nr, (long)op, (long)flags, (long)argument, 0, 0, 0);
-  if (filter) keep(filter, r < 0 && r > -4096 ? -1 : r);
-  if (r < 0 && r > -4096) {
-    errno = (int)-r;
-    return -1;
-  }
-  return r;
+  return installing(nr, (long)op, (long)flags, (long)argument, 0, 0, filter,
+                    op == SECCOMP_SET_MODE_STRICT);
 }
 #endif
 
@@ -268,18 +273,8 @@ int prctl(int option, ...) {
   unsigned long a[4];
   for (int i = 0; i < 4; i++) a[i] = va_arg(ap, unsigned long);
   va_end(ap);
-  // A filter that would kill the program for what the shim does as it records ends the
-  // recording first, while the shim may still write: the program went on to die of SIGSYS at
-  // its next allocation (strict mode allows read, write and exit alone).
-  const struct sock_fprog *filter =
-      option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER ? (const void *)a[1] : NULL;
-  if (option == PR_SET_SECCOMP && forbids_recording(filter, a[0] == SECCOMP_MODE_STRICT))
-    hl_end_for_seccomp();
-  long r = hl_raw6(SYS_prctl, option, (long)a[0], (long)a[1], (long)a[2], (long)a[3], 0);
-  if (filter) keep(filter, r < 0 && r > -4096 ? -1 : r);
-  if (r < 0 && r > -4096) {
-    errno = (int)-r;
-    return -1;
-  }
-  return (int)r;
+  int seccomp = option == PR_SET_SECCOMP;
+  const void *filter = seccomp && a[0] == SECCOMP_MODE_FILTER ? (const void *)a[1] : NULL;
+  return (int)installing(SYS_prctl, option, (long)a[0], (long)a[1], (long)a[2], (long)a[3], filter,
+                         seccomp && a[0] == SECCOMP_MODE_STRICT);
 }

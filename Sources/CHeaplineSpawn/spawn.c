@@ -110,13 +110,6 @@ void hl_spawn_forward_signals(void) {
   hl_installed = 1;
 }
 
-void hl_spawn_restore_signals(void) {
-  if (!hl_installed) return;
-  hl_child = 0;
-  for (int i = 0; i < hl_forwarded_count; i++) sigaction(hl_forwarded[i], &hl_previous[i], NULL);
-  hl_installed = 0;
-}
-
 void hl_spawn_program_ended(void) {
   hl_child = 0;
   hl_ended = 1;

@@ -177,14 +177,18 @@ extension HeaplineCommand {
             if symbols { TraceSymbols.store(in: file, symbolizer: symbolizer) }
             CLIOutput.note("trace written to \(file)")
           }
-          try checkNotCutShort(last)  // a failed write stops the recording in the file it hit
+          // a failed write stops the recording in the file it hit
+          try checkNotCutShort(try? TraceReader(path: last), path: last)
           try finish(program: program, name: name, trace: last, status: status)
         }
       }
       try destination.checkNotReplaced(execed: shared.execTraces != nil)
       try TraceRecovery.finish(trace: path, shared: shared, status: status)
-      try checkNotCutShort(path)
-      if destination.wasWritten { TraceRecovery.noteExitStatus(of: path, status) }
+      let written = try? TraceReader(path: path)
+      try checkNotCutShort(written, path: path)
+      if destination.wasWritten, let written {
+        TraceRecovery.noteExitStatus(in: written, status)
+      }
       if symbols, destination.wasWritten {
         TraceSymbols.store(in: path, symbolizer: Symbolizer())
       }
@@ -224,10 +228,10 @@ extension HeaplineCommand {
 
     /// A trace whose write failed (a disk that filled) ends with what was written, and says so
     /// in its trailer: `record` fails, as it does when the trace cannot be written at all, and
-    /// keeps the file, which reads up to the failure.
-    private func checkNotCutShort(_ path: String) throws {
-      guard let reader = try? TraceReader(path: path), reader.trailer?.endReason == .writeFailed
-      else { return }
+    /// keeps the file, which reads up to the failure. `reader` reads the trace at `path` (nil
+    /// when it cannot be read).
+    private func checkNotCutShort(_ reader: TraceReader?, path: String) throws {
+      guard reader?.trailer?.endReason == .writeFailed else { return }
       CLIOutput.error(
         "the trace in '\(path)' is cut short: writing it failed (see above), so what the "
           + "program did after that is missing")

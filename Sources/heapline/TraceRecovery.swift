@@ -26,16 +26,15 @@ enum TraceRecovery {
   /// Writes the program's exit status into the trailer the shim wrote, which leaves it to the
   /// recorder: the JSON report's `exit_status` was null for every program that exited. The
   /// trailer keeps its size, so nothing after it moves.
-  static func noteExitStatus(of path: String, _ status: ChildProcess.Status) {
-    guard status.signal == 0, let reader = try? TraceReader(path: path),
-      var trailer = reader.trailer, var chunk = reader.trailerChunk,
+  static func noteExitStatus(in reader: TraceReader, _ status: ChildProcess.Status) {
+    guard status.signal == 0, var trailer = reader.trailer, var chunk = reader.trailerChunk,
       trailer.exitStatus == TraceTrailer.unknownStatus, chunk.encoding == .raw
     else { return }
     trailer.exitStatus = UInt32(status.code)
     let payload = trailer.encoded
     guard payload.count == Int(chunk.storedLength) else { return }
     chunk.seal(over: payload)
-    let fd = open(path, O_WRONLY | O_CLOEXEC)
+    let fd = open(reader.path, O_WRONLY | O_CLOEXEC)
     guard fd >= 0 else { return }
     defer { close(fd) }
     let bytes = chunk.encoded + payload

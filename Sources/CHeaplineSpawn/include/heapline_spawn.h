@@ -28,14 +28,13 @@ pid_t hl_spawn(const char *path, char *const argv[], char *const envp[], const i
 /// thing in main, when the mask is still the one this process was started with.
 void hl_spawn_keep_signal_mask(void);
 
-/// Installs the forwarding handlers (until `hl_spawn_restore_signals`).
+/// Installs the forwarding handlers, for good: the program that `hl_spawn` starts gets the
+/// dispositions they replaced.
 void hl_spawn_forward_signals(void);
 
-/// Restores the dispositions that `hl_spawn_forward_signals` replaced.
-void hl_spawn_restore_signals(void);
-
 /// After the program has ended: the forwarded signals are ignored from then on, so that one
-/// that comes while the trace is finished does not replace the program's status.
+/// that comes while the trace is finished does not replace the program's status; but the
+/// terminal's (^C) still end this process.
 void hl_spawn_program_ended(void);
 
 /// Ignores SIGXFSZ in this process, so that a write past the file size limit (`ulimit -f`)
